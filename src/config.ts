@@ -1,0 +1,59 @@
+import { z } from 'zod';
+
+const flag = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+const seconds = (fallback: number) => z.coerce.number().int().min(1).max(86_400 * 7).default(fallback);
+
+/** Every setting, with its default. `.env.example` lists the same names. */
+const configSchema = z.object({
+  BOT_TOKEN: z.string().regex(/^\d+:[\w-]+$/, { error: 'BOT_TOKEN must look like 123456:ABC-DEF…' }).optional(),
+  TELEGRAM_API_ROOT: z.url().default('https://api.telegram.org'),
+  DATABASE_URL: z.string().min(1).default('data/cards.db'),
+  APP_ENV: z.string().min(1).default('development'),
+  HTTP_ENABLED: flag.default(true),
+  HTTP_HOST: z.string().min(1).default('127.0.0.1'),
+  HTTP_PORT: z.coerce.number().int().min(0).max(65_535).default(3000),
+  HTTP_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).max(10_485_760).default(16_384),
+  BOT_ENABLED: flag.default(true),
+  BOT_MODE: z.enum(['polling', 'webhook']).default('polling'),
+  WEBHOOK_URL: z.url().optional(),
+  WEBHOOK_SECRET: z.string().regex(/^[A-Za-z0-9_-]{1,256}$/, { error: 'WEBHOOK_SECRET: 1-256 of A-Z a-z 0-9 _ -' }).optional(),
+  SENSITIVE_TTL_SECONDS: seconds(60),
+  OTP_TTL_SECONDS: seconds(300),
+  TOPUP_COOLDOWN_SECONDS: seconds(120),
+  WITHDRAW_COOLDOWN_SECONDS: seconds(900),
+  ADMIN_CHAT_ID: z.coerce.number().int().optional(),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  CARD_DATA_KEY_FILE: z.string().min(1).default('data/card-data.key'),
+  SANDBOX_ASYNC_ISSUE: flag.default(false),
+});
+
+export type Config = z.output<typeof configSchema>;
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+/** Reads and checks the settings once, at start; a bad one stops the start with a clear message. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const result = configSchema.safeParse(present);
+  if (!result.success) {
+    const lines = result.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`Invalid settings:\n${lines.join('\n')}`);
+  }
+  const config = result.data;
+  if (config.BOT_MODE === 'webhook' && (!config.WEBHOOK_URL || !config.WEBHOOK_SECRET)) {
+    throw new ConfigError('BOT_MODE=webhook needs WEBHOOK_URL and WEBHOOK_SECRET');
+  }
+  return config;
+}
+
+/** The bot needs a token; say where to get one. */
+export function requireBotToken(config: Config): string {
+  if (!config.BOT_TOKEN) {
+    throw new ConfigError('BOT_TOKEN is missing: create a bot with @BotFather in Telegram, then put its token in .env as BOT_TOKEN=…');
+  }
+  return config.BOT_TOKEN;
+}

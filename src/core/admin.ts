@@ -1,0 +1,394 @@
+import { randomInt, randomUUID } from 'node:crypto';
+import { recordCardTransaction } from './card-records.js';
+import { selectCards } from './card-queries.js';
+import type { CoreDeps } from './deps.js';
+import { createSandboxMailbox } from './mailbox.js';
+import { CardServiceError } from './errors.js';
+import { recordEvent } from './events.js';
+import { checkLedger, createAccount, postJournal, SYSTEM_ACCOUNTS, systemAccountId } from './ledger.js';
+import type { Cents } from './money.js';
+import { hashToken, newApiToken } from './secrets.js';
+import { toBin, toPlan, type Bin, type CardCategory, type CardTransaction, type Plan } from './views.js';
+
+/** Refusals of admin commands (bad ids, bad values): plain errors with a clear text. */
+export class AdminError extends Error {
+  override readonly name = 'AdminError';
+}
+
+export interface NewBin {
+  bin: string;
+  network: string;
+  threeDS: boolean;
+  wallet: boolean;
+  currency: string;
+  country: string;
+  initialBalance: Cents;
+  enabled?: boolean;
+}
+
+export interface NewPlan {
+  name: string;
+  description: string;
+  limit: Cents;
+  creationFee: Cents;
+}
+
+export interface NewCoupon {
+  code: string;
+  kind: 'percent' | 'amount';
+  /** Basis points for `percent`, cents for `amount`. */
+  value: number;
+  expiresAt?: string | null;
+  maxRedemptions?: number | null;
+}
+
+export interface SimulatedTransaction {
+  transactionId: string;
+  status: CardTransaction['status'];
+  declineCode: string | null;
+  cardBalance: Cents;
+}
+
+const DEFAULT_BINS: NewBin[] = [
+  { bin: '545454', network: 'master', threeDS: true, wallet: true, currency: 'USD', country: 'US', initialBalance: 0 },
+  { bin: '424242', network: 'visa', threeDS: true, wallet: false, currency: 'USD', country: 'US', initialBalance: 0 },
+  { bin: '414720', network: 'visa', threeDS: true, wallet: true, currency: 'USD', country: 'US', initialBalance: 500 },
+  { bin: '531993', network: 'master', threeDS: false, wallet: false, currency: 'USD', country: 'GB', initialBalance: 0 },
+];
+
+const DEFAULT_PLANS: NewPlan[] = [
+  { name: 'Basic', description: 'For occasional online purchases', limit: 100_000, creationFee: 500 },
+  { name: 'Standard', description: 'For subscriptions and regular spending', limit: 500_000, creationFee: 1_500 },
+  { name: 'Premium', description: 'For advertising and high-volume spending', limit: 2_500_000, creationFee: 4_900 },
+];
+
+const DEFAULT_FEES: { category: CardCategory; percentBps: number; fixed: Cents }[] = [
+  { category: 'Online', percentBps: 250, fixed: 30 },
+  { category: 'Wallet', percentBps: 300, fixed: 50 },
+];
+
+/** What an operator does: users, tokens, funding, catalogue, fees, coupons, sandbox simulations, checks. */
+export function createAdminService({ db, clock }: CoreDeps) {
+  const now = () => clock.now().toISOString();
+  const mailbox = createSandboxMailbox(db, clock);
+
+  async function cardById(cardId: string) {
+    const card = await selectCards(db).where('cards.id', '=', cardId).executeTakeFirst();
+    if (!card) throw new AdminError(`No card with id ${cardId}`);
+    return card;
+  }
+
+  async function requireUser(userId: string) {
+    const user = await db.selectFrom('users').selectAll().where('id', '=', userId).executeTakeFirst();
+    if (!user) throw new AdminError(`No user with id ${userId}`);
+    return user;
+  }
+
+  const admin = {
+    /** A fresh database gets the default BINs, plans and fees; an existing one is left as it is. */
+    async seedDefaults(): Promise<void> {
+      await db.transaction().execute(async (trx) => {
+        for (const code of Object.values(SYSTEM_ACCOUNTS)) await systemAccountId(trx, code);
+      });
+      const anyBin = await db.selectFrom('bins').select('id').limit(1).executeTakeFirst();
+      if (!anyBin) for (const bin of DEFAULT_BINS) await admin.addBin(bin);
+      const anyPlan = await db.selectFrom('plans').select('id').limit(1).executeTakeFirst();
+      if (!anyPlan) for (const plan of DEFAULT_PLANS) await admin.addPlan(plan);
+      for (const fee of DEFAULT_FEES) {
+        await db
+          .insertInto('platform_fees')
+          .values({ category: fee.category, percent_bps: fee.percentBps, fixed_amount: fee.fixed, updated_at: now() })
+          .onConflict((oc) => oc.column('category').doNothing())
+          .execute();
+      }
+    },
+
+    /** A user with a wallet (optionally funded) and a first API token, returned once. */
+    async createUser(input: { name: string; deposit?: Cents }): Promise<{ userId: string; token: string }> {
+      if (!input.name.trim()) throw new AdminError('A user needs a name');
+      const userId = randomUUID();
+      const at = now();
+      await db.transaction().execute(async (trx) => {
+        const walletAccountId = await createAccount(trx, 'wallet', at);
+        await trx.insertInto('users').values({ id: userId, name: input.name.trim(), wallet_account_id: walletAccountId, created_at: at }).execute();
+      });
+      const token = await admin.issueToken(userId);
+      if (input.deposit) await admin.deposit(userId, input.deposit);
+      return { userId, token };
+    },
+
+    async listUsers() {
+      const rows = await db
+        .selectFrom('users')
+        .innerJoin('accounts', 'accounts.id', 'users.wallet_account_id')
+        .leftJoin('cards', 'cards.user_id', 'users.id')
+        .select((eb) => [
+          'users.id as id',
+          'users.name as name',
+          'users.created_at as createdAt',
+          'accounts.balance as walletBalance',
+          eb.fn.count<number>('cards.id').as('cardCount'),
+        ])
+        .groupBy(['users.id', 'users.name', 'users.created_at', 'accounts.balance'])
+        .orderBy('users.created_at')
+        .execute();
+      return rows.map((r) => ({ ...r, walletBalance: Number(r.walletBalance), cardCount: Number(r.cardCount) }));
+    },
+
+    async issueToken(userId: string): Promise<string> {
+      await requireUser(userId);
+      const token = newApiToken();
+      await db.insertInto('api_tokens').values({ id: randomUUID(), user_id: userId, token_hash: hashToken(token), created_at: now(), revoked_at: null }).execute();
+      return token;
+    },
+
+    async revokeToken(token: string): Promise<void> {
+      const revoked = await db
+        .updateTable('api_tokens')
+        .set({ revoked_at: now() })
+        .where('token_hash', '=', hashToken(token))
+        .where('revoked_at', 'is', null)
+        .executeTakeFirst();
+      if (revoked.numUpdatedRows === 0n) throw new AdminError('No active token matches');
+    },
+
+    /** Funds a wallet: money entering the system, as a journal like every other movement. */
+    async deposit(userId: string, amount: Cents): Promise<Cents> {
+      if (!Number.isSafeInteger(amount) || amount <= 0) throw new AdminError('A deposit must be a positive amount');
+      const user = await requireUser(userId);
+      return db.transaction().execute(async (trx) => {
+        const posted = await postJournal(trx, {
+          reference: `deposit:${randomUUID()}`,
+          kind: 'deposit',
+          at: now(),
+          postings: [
+            { accountId: await systemAccountId(trx, SYSTEM_ACCOUNTS.deposits), amount: -amount },
+            { accountId: user.wallet_account_id, amount },
+          ],
+        });
+        return posted?.balances.get(user.wallet_account_id) ?? 0;
+      });
+    },
+
+    async listBins(): Promise<Bin[]> {
+      return (await db.selectFrom('bins').selectAll().orderBy('created_at').orderBy('bin').execute()).map(toBin);
+    },
+
+    async addBin(bin: NewBin): Promise<Bin> {
+      if (!/^\d{6}$/.test(bin.bin)) throw new AdminError('A BIN is 6 digits');
+      if (!Number.isSafeInteger(bin.initialBalance) || bin.initialBalance < 0) throw new AdminError('The initial balance cannot be negative');
+      const id = randomUUID();
+      await db
+        .insertInto('bins')
+        .values({
+          id,
+          bin: bin.bin,
+          network: bin.network,
+          three_ds: bin.threeDS ? 1 : 0,
+          wallet: bin.wallet ? 1 : 0,
+          currency: bin.currency,
+          country: bin.country,
+          initial_balance: bin.initialBalance,
+          enabled: bin.enabled === false ? 0 : 1,
+          created_at: now(),
+        })
+        .execute();
+      return toBin(await db.selectFrom('bins').selectAll().where('id', '=', id).executeTakeFirstOrThrow());
+    },
+
+    async setBinEnabled(id: string, enabled: boolean): Promise<void> {
+      const changed = await db.updateTable('bins').set({ enabled: enabled ? 1 : 0 }).where('id', '=', id).executeTakeFirst();
+      if (changed.numUpdatedRows === 0n) throw new AdminError(`No BIN with id ${id}`);
+    },
+
+    async listPlans(): Promise<Plan[]> {
+      return (await db.selectFrom('plans').selectAll().orderBy('id').execute()).map(toPlan);
+    },
+
+    async addPlan(plan: NewPlan): Promise<Plan> {
+      if (!plan.name.trim()) throw new AdminError('A plan needs a name');
+      if (!Number.isSafeInteger(plan.limit) || plan.limit <= 0) throw new AdminError('A plan limit must be positive');
+      if (!Number.isSafeInteger(plan.creationFee) || plan.creationFee < 0) throw new AdminError('A creation fee cannot be negative');
+      const row = await db
+        .insertInto('plans')
+        .values({ name: plan.name, description: plan.description, limit_amount: plan.limit, creation_fee: plan.creationFee, active: 1, created_at: now() })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      return toPlan(row);
+    },
+
+    async deactivatePlan(id: number): Promise<void> {
+      const changed = await db.updateTable('plans').set({ active: 0 }).where('id', '=', id).executeTakeFirst();
+      if (changed.numUpdatedRows === 0n) throw new AdminError(`No plan with id ${id}`);
+    },
+
+    async listFees() {
+      const rows = await db.selectFrom('platform_fees').selectAll().orderBy('category').execute();
+      return rows.map((r) => ({ category: r.category as CardCategory, percentBps: r.percent_bps, fixed: Number(r.fixed_amount) }));
+    },
+
+    async setFee(category: CardCategory, percentBps: number, fixed: Cents): Promise<void> {
+      if (!Number.isInteger(percentBps) || percentBps < 0 || percentBps > 10_000) throw new AdminError('The percent must be between 0 and 100');
+      if (!Number.isSafeInteger(fixed) || fixed < 0) throw new AdminError('The fixed fee cannot be negative');
+      await db
+        .insertInto('platform_fees')
+        .values({ category, percent_bps: percentBps, fixed_amount: fixed, updated_at: now() })
+        .onConflict((oc) => oc.column('category').doUpdateSet({ percent_bps: percentBps, fixed_amount: fixed, updated_at: now() }))
+        .execute();
+    },
+
+    async createCoupon(coupon: NewCoupon) {
+      if (!/^[A-Za-z0-9_-]{1,64}$/.test(coupon.code)) throw new AdminError('A coupon code is 1-64 letters, digits, - or _');
+      if (!Number.isSafeInteger(coupon.value) || coupon.value <= 0) throw new AdminError('A coupon value must be positive');
+      if (coupon.kind === 'percent' && coupon.value > 10_000) throw new AdminError('A percent coupon is at most 100%');
+      const exists = await db.selectFrom('coupons').select('id').where('id', '=', coupon.code).executeTakeFirst();
+      if (exists) throw new AdminError(`Coupon ${coupon.code} already exists`);
+      await db
+        .insertInto('coupons')
+        .values({
+          id: coupon.code,
+          kind: coupon.kind,
+          value: coupon.value,
+          expires_at: coupon.expiresAt ?? null,
+          max_redemptions: coupon.maxRedemptions ?? null,
+          redemptions: 0,
+          active: 1,
+          created_at: now(),
+        })
+        .execute();
+    },
+
+    async listCoupons() {
+      const rows = await db.selectFrom('coupons').selectAll().orderBy('created_at').execute();
+      return rows.map((r) => ({
+        code: r.id,
+        kind: r.kind,
+        value: Number(r.value),
+        expiresAt: r.expires_at,
+        maxRedemptions: r.max_redemptions,
+        redemptions: r.redemptions,
+        active: Boolean(r.active),
+      }));
+    },
+
+    async setCouponActive(code: string, active: boolean): Promise<void> {
+      const changed = await db.updateTable('coupons').set({ active: active ? 1 : 0 }).where('id', '=', code).executeTakeFirst();
+      if (changed.numUpdatedRows === 0n) throw new AdminError(`No coupon ${code}`);
+    },
+
+    /** The provider finished issuing a card that carried a temporary id. */
+    async completeIssuance(cardId: string): Promise<string> {
+      const card = await cardById(cardId);
+      if (card.provider_ready) throw new AdminError('The card is already issued');
+      const providerCardId = `sbx_${randomUUID()}`;
+      await db.updateTable('cards').set({ provider_card_id: providerCardId, provider_ready: 1, updated_at: now() }).where('id', '=', cardId).execute();
+      return providerCardId;
+    },
+
+    /** A merchant charges the card: approved, or declined with a code (frozen, closed, short of funds). */
+    async simulatePurchase(cardId: string, amount: Cents, merchant = 'Sandbox Merchant'): Promise<SimulatedTransaction> {
+      return simulate(cardId, amount, merchant, 'Debit');
+    },
+
+    /** A merchant refunds onto the card. */
+    async simulateRefund(cardId: string, amount: Cents, merchant = 'Sandbox Merchant'): Promise<SimulatedTransaction> {
+      return simulate(cardId, amount, merchant, 'Credit');
+    },
+
+    /** A 3-D Secure code arrives for the card; recorded and queued for delivery to chat. */
+    async simulateOtp(cardId: string, amount: Cents = 0, merchant = 'Sandbox Merchant'): Promise<{ otpId: string; code: string }> {
+      const card = await cardById(cardId);
+      const code = String(randomInt(1_000_000)).padStart(6, '0');
+      const otpId = randomUUID();
+      const at = now();
+      await db.transaction().execute(async (trx) => {
+        await trx
+          .insertInto('card_otps')
+          .values({ id: otpId, card_id: card.id, code, amount, currency: card.currency, merchant_name: merchant, source: 'push', created_at: at })
+          .execute();
+        await recordEvent(
+          trx,
+          card.user_id,
+          { kind: 'otp', otpId, cardId: card.id, cardName: card.name, maskedPan: card.masked_pan, code, amount, currency: card.currency, merchantName: merchant, createdAt: at },
+          at,
+        );
+      });
+      return { otpId, code };
+    },
+
+    /** An OTP e-mail lands in the sandbox mailbox, for the card's "request OTP from e-mail". */
+    async simulateOtpEmail(cardId: string): Promise<{ code: string }> {
+      const card = await cardById(cardId);
+      const code = String(randomInt(1_000_000)).padStart(6, '0');
+      await mailbox.deliver(card.provider_card_id, code);
+      return { code };
+    },
+
+    checkLedger: () => checkLedger(db),
+  };
+
+  async function simulate(cardId: string, amount: Cents, merchant: string, side: 'Debit' | 'Credit'): Promise<SimulatedTransaction> {
+    if (!Number.isSafeInteger(amount) || amount <= 0) throw new AdminError('The amount must be positive');
+    const card = await cardById(cardId);
+    const at = now();
+    return db.transaction().execute(async (trx) => {
+      const merchants = await systemAccountId(trx, SYSTEM_ACCOUNTS.merchants);
+      let declineCode: string | null = card.status === 'frozen' ? 'card_frozen' : card.status === 'closed' ? 'card_closed' : null;
+      let posted = null;
+      if (!declineCode) {
+        posted = await postJournal(trx, {
+          reference: `${side === 'Debit' ? 'purchase' : 'refund'}:${randomUUID()}`,
+          kind: side === 'Debit' ? 'purchase' : 'refund',
+          at,
+          postings:
+            side === 'Debit'
+              ? [{ accountId: card.account_id, amount: -amount }, { accountId: merchants, amount }]
+              : [{ accountId: merchants, amount: -amount }, { accountId: card.account_id, amount }],
+        });
+        if (!posted) declineCode = 'insufficient_funds';
+      }
+      const status = declineCode ? 'Declined' : 'Approved';
+      const type = side === 'Debit' ? 'purchase' : 'refund';
+      const transactionId = await recordCardTransaction(trx, {
+        cardId: card.id,
+        userId: card.user_id,
+        journalId: posted?.journalId ?? null,
+        status,
+        side,
+        type,
+        amount,
+        currency: card.currency,
+        merchantName: merchant,
+        declineCode,
+        at,
+      });
+      const cardBalance = posted?.balances.get(card.account_id) ?? Number(card.balance);
+      await recordEvent(
+        trx,
+        card.user_id,
+        {
+          kind: 'card_transaction',
+          transactionId,
+          cardId: card.id,
+          cardName: card.name,
+          maskedPan: card.masked_pan,
+          status,
+          side,
+          type,
+          amount,
+          currency: card.currency,
+          merchantName: merchant,
+          declineCode,
+          cardBalance,
+          createdAt: at,
+        },
+        at,
+      );
+      return { transactionId, status, declineCode, cardBalance };
+    });
+  }
+
+  return admin;
+}
+
+export type AdminService = ReturnType<typeof createAdminService>;

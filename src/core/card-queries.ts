@@ -1,0 +1,75 @@
+import type { Executor } from '../db/schema.js';
+import { CardServiceError, type Refusal } from './errors.js';
+import { type Caller, type CardWithBalance } from './views.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export function isUuid(value: string): boolean {
+  return UUID.test(value);
+}
+
+export function selectCards(ex: Executor) {
+  return ex
+    .selectFrom('cards')
+    .innerJoin('accounts', 'accounts.id', 'cards.account_id')
+    .selectAll('cards')
+    .select('accounts.balance');
+}
+
+/** The caller's card by id; another user's card reads exactly like a missing one. */
+export async function findOwnedCard(ex: Executor, caller: Caller, cardId: string): Promise<CardWithBalance> {
+  if (!isUuid(cardId)) throw new CardServiceError('CARD_NOT_FOUND');
+  const card = await selectCards(ex)
+    .where('cards.id', '=', cardId)
+    .where('cards.user_id', '=', caller.userId)
+    .executeTakeFirst();
+  if (!card) throw new CardServiceError('CARD_NOT_FOUND');
+  return card;
+}
+
+export async function accountBalance(ex: Executor, accountId: number): Promise<number> {
+  const row = await ex.selectFrom('accounts').select('balance').where('id', '=', accountId).executeTakeFirstOrThrow();
+  return Number(row.balance);
+}
+
+type CooldownColumn = 'last_topup_attempt_at' | 'last_withdraw_attempt_at';
+
+/**
+ * Records an attempt on the card's cooldown, unless one was recorded less than `seconds` ago: a
+ * conditional update decides, so two simultaneous attempts cannot both pass. Returns the seconds
+ * left when refused.
+ */
+export async function claimCooldown(
+  ex: Executor,
+  cardId: string,
+  column: CooldownColumn,
+  seconds: number,
+  now: Date,
+): Promise<{ claimed: true } | { claimed: false; secondsLeft: number }> {
+  const threshold = new Date(now.getTime() - seconds * 1000).toISOString();
+  const claimed = await ex
+    .updateTable('cards')
+    .set({ [column]: now.toISOString() })
+    .where('id', '=', cardId)
+    .where((eb) => eb.or([eb(column, 'is', null), eb(column, '<=', threshold)]))
+    .executeTakeFirst();
+  if (claimed.numUpdatedRows > 0n) return { claimed: true };
+  const row = await ex.selectFrom('cards').select(column).where('id', '=', cardId).executeTakeFirstOrThrow();
+  return { claimed: false, secondsLeft: secondsUntil(row[column], seconds, now) };
+}
+
+export function secondsUntil(lastAttempt: string | null, cooldownSeconds: number, now: Date): number {
+  if (!lastAttempt) return 0;
+  const endsAt = new Date(lastAttempt).getTime() + cooldownSeconds * 1000;
+  return Math.max(1, Math.ceil((endsAt - now.getTime()) / 1000));
+}
+
+export function isRefusal(value: unknown): value is Refusal {
+  return typeof value === 'object' && value !== null && 'refusal' in value && value.refusal instanceof CardServiceError;
+}
+
+/** Returns the value, or throws the refusal the transaction committed with. */
+export function unlessRefused<T>(result: T | Refusal): T {
+  if (isRefusal(result)) throw result.refusal;
+  return result;
+}

@@ -1,0 +1,271 @@
+import { randomUUID } from 'node:crypto';
+import type { Executor } from '../db/schema.js';
+import { accountBalance, claimCooldown, findOwnedCard, selectCards, unlessRefused } from './card-queries.js';
+import { recordCardTransaction } from './card-records.js';
+import type { CoreDeps } from './deps.js';
+import { CardServiceError, refuse, type Refusal } from './errors.js';
+import { createAccount, postJournal, SYSTEM_ACCOUNTS, systemAccountId } from './ledger.js';
+import { maskPan } from './luhn.js';
+import { percentOf, type Cents } from './money.js';
+import { ProviderError } from './provider.js';
+import type { CreateCardInput } from './schemas.js';
+import {
+  toCard,
+  type Caller,
+  type Card,
+  type CloseResult,
+  type SensitiveCardDetails,
+  type StatusChange,
+} from './views.js';
+
+export function createCardOperations({ db, clock, provider, cipher, settings }: CoreDeps) {
+  /** The plan's creation fee less the coupon, redeeming the coupon; refuses an unusable one. */
+  async function creationFee(trx: Executor, fee: Cents, couponId: string | undefined, now: Date): Promise<Cents> {
+    if (couponId === undefined) return fee;
+    const coupon = await trx.selectFrom('coupons').selectAll().where('id', '=', couponId).executeTakeFirst();
+    if (!coupon) throw new CardServiceError('INVALID_COUPON', { reason: 'coupon not found' });
+    if (!coupon.active) throw new CardServiceError('INVALID_COUPON', { reason: 'coupon is inactive' });
+    if (coupon.expires_at !== null && coupon.expires_at <= now.toISOString()) {
+      throw new CardServiceError('INVALID_COUPON', { reason: 'coupon has expired' });
+    }
+    const redeemed = await trx
+      .updateTable('coupons')
+      .set((eb) => ({ redemptions: eb('redemptions', '+', 1) }))
+      .where('id', '=', couponId)
+      .where((eb) => eb.or([eb('max_redemptions', 'is', null), eb('redemptions', '<', eb.ref('max_redemptions'))]))
+      .executeTakeFirst();
+    if (redeemed.numUpdatedRows === 0n) {
+      throw new CardServiceError('INVALID_COUPON', { reason: 'coupon has no redemptions left' });
+    }
+    const discount = coupon.kind === 'percent' ? percentOf(fee, Number(coupon.value)) : Number(coupon.value);
+    return Math.max(0, fee - discount);
+  }
+
+  async function callProvider(action: 'issue' | 'freeze' | 'unfreeze', call: () => Promise<void>): Promise<void> {
+    try {
+      await call();
+    } catch (error) {
+      if (error instanceof ProviderError) throw new CardServiceError('PROVIDER_FAILED', { action, reason: error.message });
+      throw error;
+    }
+  }
+
+  return {
+    /** Creates a card: the plan's fee (less any coupon) from the wallet, the BIN's initial balance onto the card. */
+    async createCard(caller: Caller, input: CreateCardInput): Promise<Card> {
+      const now = clock.now();
+      const at = now.toISOString();
+      const cardId = randomUUID();
+      return db.transaction().execute(async (trx) => {
+        const bin = await trx
+          .selectFrom('bins')
+          .selectAll()
+          .where('id', '=', input.bin_id)
+          .where('enabled', '=', 1)
+          .executeTakeFirst();
+        if (!bin) throw new CardServiceError('INVALID_BIN');
+        const plan = await trx
+          .selectFrom('plans')
+          .selectAll()
+          .where('id', '=', input.planId)
+          .where('active', '=', 1)
+          .executeTakeFirst();
+        if (!plan) throw new CardServiceError('INVALID_PLAN');
+
+        const fee = await creationFee(trx, Number(plan.creation_fee), input.coupon_id, now);
+        const revenue = await systemAccountId(trx, SYSTEM_ACCOUNTS.revenue);
+        const charged = await postJournal(trx, {
+          reference: `creation-fee:${cardId}`,
+          kind: 'creation_fee',
+          at,
+          postings: [
+            { accountId: caller.walletAccountId, amount: -fee },
+            { accountId: revenue, amount: fee },
+          ],
+        });
+        if (!charged) throw new CardServiceError('INSUFFICIENT_BALANCE', { required: fee });
+
+        let issued;
+        try {
+          issued = await provider.issue({ bin: bin.bin, country: bin.country, name: input.name });
+        } catch (error) {
+          if (error instanceof ProviderError) {
+            throw new CardServiceError('PROVIDER_FAILED', { action: 'issue', reason: error.message });
+          }
+          throw error;
+        }
+        const accountId = await createAccount(trx, 'card', at);
+        const initialBalance = Number(bin.initial_balance);
+        await trx
+          .insertInto('cards')
+          .values({
+            id: cardId,
+            user_id: caller.userId,
+            account_id: accountId,
+            bin_id: bin.id,
+            plan_id: plan.id,
+            name: input.name,
+            category: bin.wallet ? 'Wallet' : 'Online',
+            status: 'active',
+            currency: bin.currency,
+            three_ds: bin.three_ds,
+            masked_pan: maskPan(issued.pan),
+            pan_encrypted: cipher.encrypt(issued.pan),
+            cvv_encrypted: cipher.encrypt(issued.cvv),
+            exp: issued.exp,
+            provider_card_id: issued.providerCardId ?? `tmp_${randomUUID()}`,
+            provider_ready: issued.providerCardId ? 1 : 0,
+            address: JSON.stringify(issued.address),
+            limit_amount: plan.limit_amount,
+            deposit: initialBalance,
+            last_topup_attempt_at: null,
+            last_withdraw_attempt_at: null,
+            created_at: at,
+            updated_at: at,
+          })
+          .execute();
+        if (initialBalance > 0) {
+          const funded = await postJournal(trx, {
+            reference: `initial-balance:${cardId}`,
+            kind: 'initial_balance',
+            at,
+            postings: [
+              { accountId: await systemAccountId(trx, SYSTEM_ACCOUNTS.promotions), amount: -initialBalance },
+              { accountId, amount: initialBalance },
+            ],
+          });
+          await recordCardTransaction(trx, {
+            cardId,
+            userId: caller.userId,
+            journalId: funded?.journalId ?? null,
+            status: 'Approved',
+            side: 'Credit',
+            type: 'initial_balance',
+            amount: initialBalance,
+            currency: bin.currency,
+            merchantName: 'Initial balance',
+            at,
+          });
+        }
+        return toCard(await findOwnedCard(trx, caller, cardId));
+      });
+    },
+
+    async getCard(caller: Caller, cardId: string): Promise<Card> {
+      return toCard(await findOwnedCard(db, caller, cardId));
+    },
+
+    /** The caller's cards, oldest first (an extension: the spec lists no such endpoint). */
+    async listCards(caller: Caller): Promise<Card[]> {
+      const rows = await selectCards(db).where('cards.user_id', '=', caller.userId).orderBy('cards.number').execute();
+      return rows.map(toCard);
+    },
+
+    async getSensitiveDetails(caller: Caller, cardId: string): Promise<SensitiveCardDetails> {
+      const card = await findOwnedCard(db, caller, cardId);
+      return {
+        id: card.id,
+        pan: cipher.decrypt(card.pan_encrypted),
+        cvv: cipher.decrypt(card.cvv_encrypted),
+        exp: card.exp,
+        maskedPan: card.masked_pan,
+        name: card.name,
+      };
+    },
+
+    async freeze(caller: Caller, cardId: string): Promise<StatusChange> {
+      const card = await findOwnedCard(db, caller, cardId);
+      if (card.status === 'frozen') throw new CardServiceError('ALREADY_FROZEN');
+      if (card.status !== 'active') throw new CardServiceError('ONLY_ACTIVE_CAN_FREEZE');
+      if (!card.provider_ready) throw new CardServiceError('CARD_NOT_READY_FREEZE');
+      await callProvider('freeze', () => provider.freeze(card.provider_card_id));
+      const changed = await db
+        .updateTable('cards')
+        .set({ status: 'frozen', updated_at: clock.now().toISOString() })
+        .where('id', '=', card.id)
+        .where('status', '=', 'active')
+        .executeTakeFirst();
+      if (changed.numUpdatedRows === 0n) {
+        const now = await findOwnedCard(db, caller, cardId);
+        throw new CardServiceError(now.status === 'frozen' ? 'ALREADY_FROZEN' : 'ONLY_ACTIVE_CAN_FREEZE');
+      }
+      return { cardId: card.id, status: 'frozen' };
+    },
+
+    async unfreeze(caller: Caller, cardId: string): Promise<StatusChange> {
+      const card = await findOwnedCard(db, caller, cardId);
+      if (card.status !== 'frozen') throw new CardServiceError('ONLY_FROZEN_CAN_UNFREEZE');
+      if (!card.provider_ready) throw new CardServiceError('CARD_NOT_READY_UNFREEZE');
+      await callProvider('unfreeze', () => provider.unfreeze(card.provider_card_id));
+      const changed = await db
+        .updateTable('cards')
+        .set({ status: 'active', updated_at: clock.now().toISOString() })
+        .where('id', '=', card.id)
+        .where('status', '=', 'frozen')
+        .executeTakeFirst();
+      if (changed.numUpdatedRows === 0n) throw new CardServiceError('ONLY_FROZEN_CAN_UNFREEZE');
+      return { cardId: card.id, status: 'active' };
+    },
+
+    /** Closes for good: the provider terminates the card, its whole balance returns to the wallet. */
+    async close(caller: Caller, cardId: string): Promise<CloseResult> {
+      const now = clock.now();
+      const at = now.toISOString();
+      const result = await db.transaction().execute(async (trx): Promise<CloseResult | Refusal> => {
+        const card = await findOwnedCard(trx, caller, cardId);
+        if (card.status === 'closed') throw new CardServiceError('ALREADY_CLOSED');
+        if (!card.provider_ready) throw new CardServiceError('CARD_NOT_READY_CLOSE');
+        const cooldown = await claimCooldown(trx, card.id, 'last_withdraw_attempt_at', settings.withdrawCooldownSeconds, now);
+        if (!cooldown.claimed) {
+          throw new CardServiceError('WITHDRAW_COOLDOWN', {
+            seconds: cooldown.secondsLeft,
+            minutes: Math.round(settings.withdrawCooldownSeconds / 60),
+          });
+        }
+        try {
+          await provider.terminate(card.provider_card_id);
+        } catch (error) {
+          if (error instanceof ProviderError) return refuse('PROVIDER_FAILED', { action: 'close', reason: error.message });
+          throw error;
+        }
+        const balance = await accountBalance(trx, card.account_id);
+        let transactionId: string | null = null;
+        let invoiceId: number | null = null;
+        if (balance > 0) {
+          const moved = await postJournal(trx, {
+            reference: `close:${card.id}`,
+            kind: 'card_close',
+            at,
+            postings: [
+              { accountId: card.account_id, amount: -balance },
+              { accountId: caller.walletAccountId, amount: balance },
+            ],
+          });
+          if (!moved) throw new Error('Card balance changed during closure');
+          invoiceId = moved.journalId;
+          transactionId = await recordCardTransaction(trx, {
+            cardId: card.id,
+            userId: caller.userId,
+            journalId: moved.journalId,
+            status: 'Approved',
+            side: 'Debit',
+            type: 'card_close',
+            amount: balance,
+            currency: card.currency,
+            merchantName: 'Wallet',
+            at,
+          });
+        }
+        await trx.updateTable('cards').set({ status: 'closed', updated_at: at }).where('id', '=', card.id).execute();
+        return {
+          cardId: card.id,
+          balanceWithdrawn: balance,
+          transactionId,
+          invoiceId,
+          newWalletBalance: await accountBalance(trx, caller.walletAccountId),
+        };
+      });
+      return unlessRefused(result);
+    },
+  };
+}

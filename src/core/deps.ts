@@ -1,0 +1,16 @@
+import type { Db } from '../db/schema.js';
+import type { CardDataCipher } from './secrets.js';
+import type { Clock } from './clock.js';
+import type { OtpMailbox } from './mailbox.js';
+import type { CardProvider } from './provider.js';
+import type { CoreSettings } from './settings.js';
+
+/** Everything the core needs from outside, handed to it by the composition root. */
+export interface CoreDeps {
+  db: Db;
+  clock: Clock;
+  provider: CardProvider;
+  mailbox: OtpMailbox;
+  cipher: CardDataCipher;
+  settings: CoreSettings;
+}

@@ -1,0 +1,114 @@
+import { randomUUID } from 'node:crypto';
+import type { Executor } from '../db/schema.js';
+import { findOwnedCard, isUuid, selectCards } from './card-queries.js';
+import type { CoreDeps } from './deps.js';
+import { CardServiceError } from './errors.js';
+import type { TransactionsQuery } from './schemas.js';
+import {
+  toCardOtp,
+  toCardTransaction,
+  type Caller,
+  type CardTransaction,
+  type CardWithBalance,
+  type OtpList,
+  type Page,
+  type RequestedOtp,
+  type Wallet,
+} from './views.js';
+
+const OTP_LIST_SIZE = 50;
+
+/** What happened on the caller's cards and wallet: statements, OTPs, the balance. */
+export function createHistoryOperations({ db, mailbox, settings, clock }: CoreDeps) {
+  /** A card by its UUID or by its small integer number (the OTP list documents an integer id). */
+  async function findOwnedCardByReference(ex: Executor, caller: Caller, reference: string): Promise<CardWithBalance> {
+    if (isUuid(reference)) return findOwnedCard(ex, caller, reference);
+    if (!/^\d{1,9}$/.test(reference)) throw new CardServiceError('CARD_NOT_FOUND');
+    const card = await selectCards(ex)
+      .where('cards.number', '=', Number(reference))
+      .where('cards.user_id', '=', caller.userId)
+      .executeTakeFirst();
+    if (!card) throw new CardServiceError('CARD_NOT_FOUND');
+    return card;
+  }
+
+  return {
+    /** Spec 4.12: newest first, optionally for one card. */
+    async listTransactions(caller: Caller, query: TransactionsQuery): Promise<Page<CardTransaction>> {
+      const page = query.page ?? 1;
+      const limit = query.limit ?? settings.pageSizeDefault;
+      if (query.card_id !== undefined) {
+        if (!isUuid(query.card_id)) throw new CardServiceError('INVALID_CARD_ID_PARAM');
+        await findOwnedCard(db, caller, query.card_id);
+      }
+      let base = db.selectFrom('card_transactions').where('card_transactions.user_id', '=', caller.userId);
+      if (query.card_id !== undefined) base = base.where('card_transactions.card_id', '=', query.card_id);
+      const { total } = await base
+        .select((eb) => eb.fn.countAll<number>().as('total'))
+        .executeTakeFirstOrThrow();
+      const rows = await base
+        .innerJoin('cards', 'cards.id', 'card_transactions.card_id')
+        .selectAll('card_transactions')
+        .select(['cards.name as card_name', 'cards.masked_pan as masked_pan'])
+        .orderBy('card_transactions.seq', 'desc')
+        .limit(limit)
+        .offset((page - 1) * limit)
+        .execute();
+      const count = Number(total);
+      const totalPages = Math.ceil(count / limit);
+      return {
+        data: rows.map(toCardTransaction),
+        pagination: { page, limit, total: count, totalPages, hasNext: page < totalPages, hasPrev: page > 1 },
+      };
+    },
+
+    /** Spec 4.13: the card's OTPs, newest first. */
+    async listOtps(caller: Caller, cardReference: string): Promise<OtpList> {
+      const card = await findOwnedCardByReference(db, caller, cardReference);
+      const rows = await db
+        .selectFrom('card_otps')
+        .selectAll()
+        .where('card_id', '=', card.id)
+        .orderBy('seq', 'desc')
+        .limit(OTP_LIST_SIZE)
+        .execute();
+      return { otps: rows.map((row) => toCardOtp(row, card)), cardInfo: { id: card.number, nickname: card.name } };
+    },
+
+    /** Spec 4.14: takes the newest OTP e-mail for the card from the mailbox and keeps it in the card's list. */
+    async requestOtp(caller: Caller, cardId: string): Promise<RequestedOtp> {
+      const card = await findOwnedCardByReference(db, caller, cardId);
+      const mail = await mailbox.takeLatest(card.provider_card_id);
+      if (!mail) throw new CardServiceError('NO_OTP');
+      await db
+        .insertInto('card_otps')
+        .values({
+          id: randomUUID(),
+          card_id: card.id,
+          code: mail.code,
+          amount: 0,
+          currency: card.currency,
+          merchant_name: '',
+          source: 'email',
+          created_at: clock.now().toISOString(),
+        })
+        .execute();
+      return {
+        message: 'OTP retrieved successfully',
+        cardInfo: { id: card.id, providerCardId: card.provider_card_id, name: card.name, otpCode: mail.code },
+      };
+    },
+
+    async walletBalance(caller: Caller): Promise<Wallet> {
+      const row = await db
+        .selectFrom('accounts')
+        .select(['balance', 'updated_at'])
+        .where('id', '=', caller.walletAccountId)
+        .where('kind', '=', 'wallet')
+        .executeTakeFirst();
+      if (!row) throw new CardServiceError('WALLET_NOT_FOUND');
+      return { balance: Number(row.balance), updatedAt: row.updated_at };
+    },
+
+  };
+}

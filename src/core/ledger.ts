@@ -1,0 +1,132 @@
+import type { AccountKind, Executor } from '../db/schema.js';
+import type { Cents } from './money.js';
+
+/** Fixed system accounts; user wallets and cards each have an account of their own. */
+export const SYSTEM_ACCOUNTS = {
+  /** Where admin deposits come from: money entering the system. */
+  deposits: 'external:deposits',
+  /** Merchants: card purchases go there, refunds come from there. */
+  merchants: 'external:merchants',
+  /** Creation fees and platform fees. */
+  revenue: 'platform:revenue',
+  /** Pays the BINs' initial card balances. */
+  promotions: 'platform:initial-balances',
+} as const;
+export type SystemAccount = (typeof SYSTEM_ACCOUNTS)[keyof typeof SYSTEM_ACCOUNTS];
+
+export interface Posting {
+  accountId: number;
+  amount: Cents;
+}
+
+export interface JournalRequest {
+  reference: string;
+  kind: string;
+  at: string;
+  /** Applied in order. Only the first may be refused for want of funds: put the guarded debit first. */
+  postings: Posting[];
+}
+
+export interface PostedJournal {
+  journalId: number;
+  /** Account balances after the journal, by account id. */
+  balances: Map<number, Cents>;
+}
+
+export async function createAccount(trx: Executor, kind: AccountKind, at: string, code: string | null = null): Promise<number> {
+  const row = await trx
+    .insertInto('accounts')
+    .values({ kind, code, balance: 0, updated_at: at })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return row.id;
+}
+
+export async function systemAccountId(trx: Executor, code: SystemAccount): Promise<number> {
+  const row = await trx.selectFrom('accounts').select('id').where('code', '=', code).executeTakeFirst();
+  if (row) return row.id;
+  return createAccount(trx, 'system', new Date(0).toISOString(), code);
+}
+
+/**
+ * Writes one balanced journal and moves the balances it names, in the caller's transaction.
+ * Returns null, having changed nothing, when the first posting would take a user account below zero;
+ * a later posting that cannot apply throws (the caller's transaction then rolls back whole).
+ */
+export async function postJournal(trx: Executor, journal: JournalRequest): Promise<PostedJournal | null> {
+  const postings = journal.postings.filter((p) => p.amount !== 0);
+  if (postings.reduce((sum, p) => sum + p.amount, 0) !== 0) {
+    throw new Error(`Unbalanced journal ${journal.kind}`);
+  }
+  const balances = new Map<number, Cents>();
+  for (const [index, posting] of postings.entries()) {
+    const balance = await moveBalance(trx, posting, journal.at);
+    if (balance === null) {
+      if (index === 0) return null;
+      throw new Error(`Journal ${journal.kind} would overdraw account ${posting.accountId}`);
+    }
+    balances.set(posting.accountId, balance);
+  }
+  const { id: journalId } = await trx
+    .insertInto('journals')
+    .values({ reference: journal.reference, kind: journal.kind, created_at: journal.at })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  if (postings.length > 0) {
+    await trx
+      .insertInto('entries')
+      .values(postings.map((p) => ({ journal_id: journalId, account_id: p.accountId, amount: p.amount })))
+      .execute();
+  }
+  return { journalId, balances };
+}
+
+/** A conditional update: a user account never goes below zero, whatever runs beside it. */
+async function moveBalance(trx: Executor, posting: Posting, at: string): Promise<Cents | null> {
+  const row = await trx
+    .updateTable('accounts')
+    .set((eb) => ({ balance: eb('balance', '+', posting.amount), updated_at: at }))
+    .where('id', '=', posting.accountId)
+    .where((eb) => eb.or([eb('kind', '=', 'system'), eb(eb('balance', '+', posting.amount), '>=', 0)]))
+    .returning('balance')
+    .executeTakeFirst();
+  return row ? row.balance : null;
+}
+
+export interface LedgerDifference {
+  accountId: number;
+  kind: AccountKind;
+  cached: Cents;
+  fromEntries: Cents;
+}
+
+/** Recomputes every balance from the entries; also reports journals whose entries do not sum to zero. */
+export async function checkLedger(db: Executor): Promise<{
+  accounts: number;
+  differences: LedgerDifference[];
+  unbalancedJournals: number[];
+  total: Cents;
+}> {
+  const rows = await db
+    .selectFrom('accounts')
+    .leftJoin('entries', 'entries.account_id', 'accounts.id')
+    .select((eb) => [
+      'accounts.id as id',
+      'accounts.kind as kind',
+      'accounts.balance as cached',
+      eb.fn.coalesce(eb.fn.sum<number>('entries.amount'), eb.lit(0)).as('fromEntries'),
+    ])
+    .groupBy(['accounts.id', 'accounts.kind', 'accounts.balance'])
+    .execute();
+  const differences = rows
+    .map((r) => ({ accountId: r.id, kind: r.kind, cached: Number(r.cached), fromEntries: Number(r.fromEntries) }))
+    .filter((r) => r.cached !== r.fromEntries);
+  const unbalanced = await db
+    .selectFrom('entries')
+    .select('journal_id')
+    .groupBy('journal_id')
+    .having((eb) => eb.fn.sum('amount'), '<>', 0)
+    .execute();
+  const total = rows.reduce((sum, r) => sum + Number(r.cached), 0);
+  return { accounts: rows.length, differences, unbalancedJournals: unbalanced.map((r) => r.journal_id), total };
+}

@@ -1,0 +1,106 @@
+import { randomInt, randomUUID } from 'node:crypto';
+import type { Clock } from './clock.js';
+import { luhnCheckDigit } from './luhn.js';
+import type { Cents } from './money.js';
+
+export interface BillingAddress {
+  city: string;
+  line1: string;
+  line2: string | null;
+  state: string;
+  country: string;
+  postalCode: string;
+}
+
+export interface IssuedCard {
+  /** The provider's id; absent while the provider is still issuing (the card then carries a temporary id). */
+  providerCardId: string | null;
+  pan: string;
+  cvv: string;
+  /** MM/YY */
+  exp: string;
+  address: BillingAddress;
+}
+
+/** Raised by a provider that refused or failed; its message is shown to the user. */
+export class ProviderError extends Error {
+  override readonly name = 'ProviderError';
+}
+
+/** The card provider: the one place cards really live. The core calls it inside its transactions. */
+export interface CardProvider {
+  issue(request: { bin: string; country: string; name: string }): Promise<IssuedCard>;
+  freeze(providerCardId: string): Promise<void>;
+  unfreeze(providerCardId: string): Promise<void>;
+  terminate(providerCardId: string): Promise<void>;
+  withdraw(providerCardId: string, amount: Cents): Promise<void>;
+}
+
+type ProviderOperation = 'issue' | 'freeze' | 'unfreeze' | 'terminate' | 'withdraw';
+
+export interface SandboxProviderOptions {
+  clock: Clock;
+  /** When true, cards are issued without a provider id; the core gives them a temporary one. */
+  issueAsynchronously?: boolean;
+}
+
+/**
+ * The embedded sandbox: Luhn-valid PANs under the BIN, a CVV, expiry three years out, and a fixed
+ * billing address per country. `failNext` makes the next call of an operation fail, for tests.
+ */
+export class SandboxCardProvider implements CardProvider {
+  issueAsynchronously: boolean;
+  readonly #clock: Clock;
+  readonly #failures = new Map<ProviderOperation, string>();
+
+  constructor(options: SandboxProviderOptions) {
+    this.#clock = options.clock;
+    this.issueAsynchronously = options.issueAsynchronously ?? false;
+  }
+
+  failNext(operation: ProviderOperation, message: string): void {
+    this.#failures.set(operation, message);
+  }
+
+  async issue(request: { bin: string; country: string }): Promise<IssuedCard> {
+    this.#maybeFail('issue');
+    const partial = request.bin + Array.from({ length: 9 }, () => randomInt(10)).join('');
+    const now = this.#clock.now();
+    const month = String(now.getUTCMonth() + 1).padStart(2, '0');
+    const year = String((now.getUTCFullYear() + 3) % 100).padStart(2, '0');
+    return {
+      providerCardId: this.issueAsynchronously ? null : `sbx_${randomUUID()}`,
+      pan: partial + String(luhnCheckDigit(partial)),
+      cvv: String(randomInt(1000)).padStart(3, '0'),
+      exp: `${month}/${year}`,
+      address: sandboxAddress(request.country),
+    };
+  }
+
+  async freeze(): Promise<void> {
+    this.#maybeFail('freeze');
+  }
+  async unfreeze(): Promise<void> {
+    this.#maybeFail('unfreeze');
+  }
+  async terminate(): Promise<void> {
+    this.#maybeFail('terminate');
+  }
+  async withdraw(): Promise<void> {
+    this.#maybeFail('withdraw');
+  }
+
+  #maybeFail(operation: ProviderOperation): void {
+    const message = this.#failures.get(operation);
+    if (message === undefined) return;
+    this.#failures.delete(operation);
+    throw new ProviderError(message);
+  }
+}
+
+function sandboxAddress(country: string): BillingAddress {
+  if (country === 'GB') {
+    return { city: 'London', line1: '1 Sandbox Street', line2: null, state: 'London', country, postalCode: 'EC1A 1BB' };
+  }
+  return { city: 'San Francisco', line1: '100 Sandbox Avenue', line2: 'Suite 200', state: 'CA', country, postalCode: '94105' };
+}

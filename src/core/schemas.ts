@@ -1,0 +1,119 @@
+import { z } from 'zod';
+import { CardServiceError, type ValidationIssue } from './errors.js';
+import { formatAmount, hasAtMostTwoDecimals, toAmount, toCents, type Cents } from './money.js';
+import type { CoreSettings } from './settings.js';
+
+/**
+ * The request schemas of the interface, shared by every edge: the HTTP layer validates with them
+ * (and documents them in OpenAPI), the bot parses typed-in amounts with them. Amounts arrive as the
+ * spec's decimal numbers and leave as integer cents.
+ */
+export function createInputSchemas(settings: CoreSettings) {
+  const amount = (opts: { min: Cents; max: Cents; minText: string; maxText: string }) =>
+    z
+      .number({ error: (issue) => (issue.input === undefined ? 'Amount is required' : 'Amount must be a number') })
+      .min(toAmount(opts.min), { error: opts.minText })
+      .max(toAmount(opts.max), { error: opts.maxText })
+      .refine(hasAtMostTwoDecimals, { error: 'Amount must have at most 2 decimal places' })
+      .transform((value) => toCents(value) as Cents);
+
+  const topup = z.strictObject({
+    amount: amount({
+      min: settings.topupMin,
+      max: settings.topupMax,
+      minText: `Minimum top-up amount is ${toAmount(settings.topupMin)}`,
+      maxText: `Maximum top-up amount is ${toAmount(settings.topupMax)}`,
+    }),
+  });
+
+  const withdraw = z.strictObject({
+    amount: amount({
+      min: settings.withdrawMin,
+      max: settings.withdrawMax,
+      minText: `Minimum withdrawal amount is ${formatAmount(settings.withdrawMin)}`,
+      maxText: `Maximum withdrawal amount is ${formatAmount(settings.withdrawMax)}`,
+    }),
+  });
+
+  const createCard = z.strictObject({
+    bin_id: z.string({ error: 'BIN ID is required' }).min(1, { error: 'BIN ID is required' }).max(64),
+    name: z
+      .string({ error: 'Card name is required' })
+      .trim()
+      .min(1, { error: 'Card name is required' })
+      .max(255, { error: 'Card name must be at most 255 characters' }),
+    planId: z
+      .number({ error: 'Plan ID is required' })
+      .int({ error: 'Plan ID must be an integer' })
+      .min(1, { error: 'Plan ID must be a positive integer' })
+      .max(2_147_483_647, { error: 'Plan ID is out of range' }),
+    coupon_id: z.string().min(1).max(64).optional(),
+  });
+
+  const wholeNumber = (name: string, min: number, max: number) =>
+    z
+      .string()
+      .regex(/^\d{1,9}$/, { error: `${name} must be a whole number` })
+      .transform(Number)
+      .pipe(
+        z
+          .number()
+          .min(min, { error: `${name} must be at least ${min}` })
+          .max(max, { error: `${name} must be at most ${max}` }),
+      );
+
+  const transactionsQuery = z.strictObject({
+    page: wholeNumber('page', 1, 1_000_000).optional(),
+    limit: wholeNumber('limit', 1, settings.pageSizeMax).optional(),
+    card_id: z.string().optional(),
+  });
+
+  return { topup, withdraw, createCard, transactionsQuery };
+}
+
+export type InputSchemas = ReturnType<typeof createInputSchemas>;
+export type CreateCardInput = z.output<InputSchemas['createCard']>;
+export type AmountInput = z.output<InputSchemas['topup']>;
+export type TransactionsQuery = z.output<InputSchemas['transactionsQuery']>;
+
+/** A zod issue in the spec's item shape: code, minimum/maximum, type, inclusive, exact, message, path. */
+export function toValidationIssue(issue: z.core.$ZodIssue): ValidationIssue {
+  const path = issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p));
+  switch (issue.code) {
+    case 'too_small':
+      return {
+        code: issue.code,
+        minimum: Number(issue.minimum),
+        type: issue.origin,
+        inclusive: issue.inclusive ?? true,
+        exact: issue.exact ?? false,
+        message: issue.message,
+        path,
+      };
+    case 'too_big':
+      return {
+        code: issue.code,
+        maximum: Number(issue.maximum),
+        type: issue.origin,
+        inclusive: issue.inclusive ?? true,
+        exact: issue.exact ?? false,
+        message: issue.message,
+        path,
+      };
+    case 'invalid_type':
+      return { code: issue.code, type: issue.expected, message: issue.message, path };
+    default:
+      return { code: issue.code, message: issue.message, path };
+  }
+}
+
+export function validationError(error: z.ZodError): CardServiceError<'VALIDATION'> {
+  return new CardServiceError('VALIDATION', { issues: error.issues.map(toValidationIssue) });
+}
+
+/** Parses `raw` with `schema`, or throws the core's validation error. */
+export function parseInput<S extends z.ZodType>(schema: S, raw: unknown): z.output<S> {
+  const result = schema.safeParse(raw);
+  if (!result.success) throw validationError(result.error);
+  return result.data;
+}

@@ -1,0 +1,35 @@
+import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+
+/** Encrypts card data at rest with AES-256-GCM. The key never leaves this object. */
+export interface CardDataCipher {
+  encrypt(plain: string): string;
+  decrypt(sealed: string): string;
+}
+
+export function createCardDataCipher(key: Buffer): CardDataCipher {
+  if (key.length !== 32) throw new Error('The card-data key must be 32 bytes');
+  return {
+    encrypt(plain) {
+      const iv = randomBytes(12);
+      const cipher = createCipheriv('aes-256-gcm', key, iv);
+      const body = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
+      return ['v1', iv.toString('base64'), cipher.getAuthTag().toString('base64'), body.toString('base64')].join('.');
+    },
+    decrypt(sealed) {
+      const [version, iv, tag, body] = sealed.split('.');
+      if (version !== 'v1' || !iv || !tag || !body) throw new Error('Unreadable card data');
+      const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64'));
+      decipher.setAuthTag(Buffer.from(tag, 'base64'));
+      return Buffer.concat([decipher.update(Buffer.from(body, 'base64')), decipher.final()]).toString('utf8');
+    },
+  };
+}
+
+/** API tokens are 256 random bits, so a plain SHA-256 is a safe way to store and look them up. */
+export function hashToken(token: string): string {
+  return createHash('sha256').update(token, 'utf8').digest('hex');
+}
+
+export function newApiToken(): string {
+  return `vc_${randomBytes(32).toString('base64url')}`;
+}

@@ -1,0 +1,26 @@
+import type { Cents } from './money.js';
+
+/** The rules' numbers. Defaults are the spec's (section 8); an operator may change them. */
+export interface CoreSettings {
+  environment: string;
+  topupCooldownSeconds: number;
+  withdrawCooldownSeconds: number;
+  topupMin: Cents;
+  topupMax: Cents;
+  withdrawMin: Cents;
+  withdrawMax: Cents;
+  pageSizeDefault: number;
+  pageSizeMax: number;
+}
+
+export const defaultCoreSettings: CoreSettings = {
+  environment: 'development',
+  topupCooldownSeconds: 120,
+  withdrawCooldownSeconds: 900,
+  topupMin: 500,
+  topupMax: 1_000_000,
+  withdrawMin: 100,
+  withdrawMax: 1_000_000,
+  pageSizeDefault: 20,
+  pageSizeMax: 100,
+};

@@ -1,0 +1,61 @@
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import pg from 'pg';
+import type { Database } from './schema.js';
+import { withStatementCache } from './sqlite-statement-cache.js';
+
+export type DatabaseTarget =
+  | { kind: 'sqlite'; file: string }
+  | { kind: 'postgres'; url: string };
+
+export interface OpenDatabase {
+  db: Kysely<Database>;
+  target: DatabaseTarget;
+  /** The raw SQLite handle (for online backups); absent on Postgres. */
+  sqlite?: BetterSqlite3.Database;
+  close(): Promise<void>;
+}
+
+/** `postgres://…` goes to Postgres; a path, `file:` URL or `:memory:` to SQLite. */
+export function parseDatabaseUrl(url: string): DatabaseTarget {
+  if (/^postgres(ql)?:\/\//.test(url)) return { kind: 'postgres', url };
+  if (url.startsWith('file:')) {
+    const file = url.slice('file:'.length).replace(/^\/\/(?=\/)/, '');
+    return { kind: 'sqlite', file: decodeURIComponent(file.split('?')[0] ?? file) };
+  }
+  return { kind: 'sqlite', file: url };
+}
+
+export function openSqlite(file: string): BetterSqlite3.Database {
+  if (file !== ':memory:') mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+  const raw = new BetterSqlite3(file);
+  raw.pragma('journal_mode = WAL');
+  raw.pragma('synchronous = FULL');
+  raw.pragma('foreign_keys = ON');
+  raw.pragma('busy_timeout = 10000');
+  return raw;
+}
+
+let pgParsersSet = false;
+function usePlainNumbersForPostgresBigints(): void {
+  if (pgParsersSet) return;
+  // Money columns are bigint cents, far below 2^53; counts are bigint too.
+  pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
+  pgParsersSet = true;
+}
+
+export function openDatabase(url: string): OpenDatabase {
+  const target = parseDatabaseUrl(url);
+  if (target.kind === 'postgres') {
+    usePlainNumbersForPostgresBigints();
+    const db = new Kysely<Database>({
+      dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: target.url, max: 10 }) }),
+    });
+    return { db, target, close: () => db.destroy() };
+  }
+  const sqlite = openSqlite(target.file);
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+  return { db, target, sqlite, close: () => db.destroy() };
+}

@@ -1,0 +1,191 @@
+import type { Generated, Insertable, Kysely, Selectable, Transaction, Updateable } from 'kysely';
+
+/** Money columns hold integer cents. Timestamps are ISO 8601 strings (UTC), which sort as they compare. */
+
+export interface UsersTable {
+  id: string;
+  name: string;
+  wallet_account_id: number;
+  created_at: string;
+}
+
+export interface ApiTokensTable {
+  id: string;
+  user_id: string;
+  token_hash: string;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+export type AccountKind = 'wallet' | 'card' | 'system';
+
+export interface AccountsTable {
+  id: Generated<number>;
+  kind: AccountKind;
+  /** Set for system accounts only, e.g. `platform:revenue`. */
+  code: string | null;
+  balance: number;
+  updated_at: string;
+}
+
+export interface JournalsTable {
+  id: Generated<number>;
+  reference: string;
+  kind: string;
+  created_at: string;
+}
+
+export interface EntriesTable {
+  id: Generated<number>;
+  journal_id: number;
+  account_id: number;
+  amount: number;
+}
+
+export interface BinsTable {
+  id: string;
+  bin: string;
+  network: string;
+  three_ds: number;
+  wallet: number;
+  currency: string;
+  country: string;
+  initial_balance: number;
+  enabled: number;
+  created_at: string;
+}
+
+export interface PlansTable {
+  id: Generated<number>;
+  name: string;
+  description: string;
+  limit_amount: number;
+  creation_fee: number;
+  active: number;
+  created_at: string;
+}
+
+export interface PlatformFeesTable {
+  category: string;
+  percent_bps: number;
+  fixed_amount: number;
+  updated_at: string;
+}
+
+export interface CouponsTable {
+  id: string;
+  kind: 'percent' | 'amount';
+  /** Basis points for `percent`, cents for `amount`. */
+  value: number;
+  expires_at: string | null;
+  max_redemptions: number | null;
+  redemptions: number;
+  active: number;
+  created_at: string;
+}
+
+export interface CardsTable {
+  number: Generated<number>;
+  id: string;
+  user_id: string;
+  account_id: number;
+  bin_id: string;
+  plan_id: number;
+  name: string;
+  category: 'Wallet' | 'Online';
+  status: 'active' | 'frozen' | 'closed';
+  currency: string;
+  three_ds: number;
+  masked_pan: string;
+  pan_encrypted: string;
+  cvv_encrypted: string;
+  exp: string;
+  provider_card_id: string;
+  provider_ready: number;
+  address: string;
+  limit_amount: number;
+  deposit: number;
+  last_topup_attempt_at: string | null;
+  last_withdraw_attempt_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface CardTransactionsTable {
+  seq: Generated<number>;
+  id: string;
+  card_id: string;
+  user_id: string;
+  journal_id: number | null;
+  status: 'Approved' | 'Declined';
+  side: 'Debit' | 'Credit';
+  amount: number;
+  currency: string;
+  type: string;
+  merchant_name: string;
+  original_amount: number;
+  original_currency: string;
+  decline_code: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface CardOtpsTable {
+  seq: Generated<number>;
+  id: string;
+  card_id: string;
+  code: string;
+  amount: number;
+  currency: string;
+  merchant_name: string;
+  source: 'push' | 'email';
+  created_at: string;
+}
+
+export interface SandboxMailboxTable {
+  id: Generated<number>;
+  provider_card_id: string;
+  code: string;
+  received_at: string;
+  taken_at: string | null;
+}
+
+export interface OutboxTable {
+  seq: Generated<number>;
+  user_id: string;
+  kind: 'otp' | 'card_transaction';
+  payload: string;
+  created_at: string;
+  delivered_at: string | null;
+}
+
+export interface Database {
+  users: UsersTable;
+  api_tokens: ApiTokensTable;
+  accounts: AccountsTable;
+  journals: JournalsTable;
+  entries: EntriesTable;
+  bins: BinsTable;
+  plans: PlansTable;
+  platform_fees: PlatformFeesTable;
+  coupons: CouponsTable;
+  cards: CardsTable;
+  card_transactions: CardTransactionsTable;
+  card_otps: CardOtpsTable;
+  sandbox_mailbox: SandboxMailboxTable;
+  outbox: OutboxTable;
+}
+
+export type Db = Kysely<Database>;
+/** A database handle or an open transaction: repository functions take either. */
+export type Executor = Kysely<Database> | Transaction<Database>;
+
+export type CardRow = Selectable<CardsTable>;
+export type NewCardRow = Insertable<CardsTable>;
+export type CardUpdate = Updateable<CardsTable>;
+export type BinRow = Selectable<BinsTable>;
+export type PlanRow = Selectable<PlansTable>;
+export type CouponRow = Selectable<CouponsTable>;
+export type CardTransactionRow = Selectable<CardTransactionsTable>;
+export type CardOtpRow = Selectable<CardOtpsTable>;
+export type OutboxRow = Selectable<OutboxTable>;
