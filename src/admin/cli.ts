@@ -1,0 +1,19 @@
+import { loadConfig } from '../config.js';
+import { loadDotEnv } from '../env.js';
+import { createLogger } from '../logger.js';
+import { startCoreFromConfig } from '../compose.js';
+import { runAdmin } from './run.js';
+
+// `npm run admin -- <command>`: the operator's command line over the same database as the bot.
+loadDotEnv();
+try {
+  const config = loadConfig();
+  const logger = createLogger(config.LOG_LEVEL === 'info' ? 'warn' : config.LOG_LEVEL, undefined);
+  process.exitCode = await runAdmin(process.argv.slice(2), () => startCoreFromConfig(config, logger), {
+    out: (text) => console.log(text),
+    err: (text) => console.error(text),
+  });
+} catch (error) {
+  console.error(`Error: ${(error as Error).message}`);
+  process.exitCode = 1;
+}

@@ -1,0 +1,339 @@
+import path from 'node:path';
+import { formatAmount, toCents, type Cents } from '../core/money.js';
+import { AdminError } from '../core/admin.js';
+import type { CoreRuntime } from '../compose.js';
+
+/** What a command prints: lines for a person, one object for `--json`. */
+export interface CommandOutput {
+  human: string;
+  json: Record<string, unknown>;
+}
+
+type Values = Record<string, string | boolean | undefined>;
+
+interface Command {
+  usage: string;
+  options: Record<string, { type: 'string' | 'boolean' }>;
+  run(runtime: CoreRuntime, values: Values, positionals: string[]): Promise<CommandOutput>;
+}
+
+function text(values: Values, name: string): string {
+  const value = values[name];
+  if (typeof value !== 'string' || value === '') throw new AdminError(`--${name} is required`);
+  return value;
+}
+
+function optionalText(values: Values, name: string): string | undefined {
+  const value = values[name];
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
+function amount(values: Values, name: string): Cents {
+  const raw = text(values, name);
+  const cents = /^\d+(\.\d{1,2})?$/.test(raw) ? toCents(Number(raw)) : null;
+  if (cents === null) throw new AdminError(`--${name} must be an amount like 25 or 25.50`);
+  return cents;
+}
+
+function optionalAmount(values: Values, name: string): Cents | undefined {
+  return optionalText(values, name) === undefined ? undefined : amount(values, name);
+}
+
+function wholeNumber(raw: string | undefined, what: string): number {
+  if (raw === undefined || !/^\d{1,9}$/.test(raw)) throw new AdminError(`${what} must be a whole number`);
+  return Number(raw);
+}
+
+function positional(positionals: string[], what: string): string {
+  const value = positionals[0];
+  if (!value) throw new AdminError(`${what} is required`);
+  return value;
+}
+
+function category(values: Values): 'Wallet' | 'Online' {
+  const value = text(values, 'category');
+  if (value !== 'Wallet' && value !== 'Online') throw new AdminError('--category must be Wallet or Online');
+  return value;
+}
+
+const usd = (cents: Cents) => `$${formatAmount(cents)}`;
+const table = (rows: string[][]) => rows.map((r) => r.join('  ')).join('\n') || '(none)';
+
+/** Every admin command, by its words. */
+export const COMMANDS: Record<string, Command> = {
+  'users create': {
+    usage: 'users create --name NAME [--deposit AMOUNT]',
+    options: { name: { type: 'string' }, deposit: { type: 'string' } },
+    async run({ admin }, v) {
+      const deposit = optionalAmount(v, 'deposit') ?? 0;
+      const { userId, token } = await admin.createUser({ name: text(v, 'name'), deposit });
+      return {
+        human: `User ${userId} created with ${usd(deposit)} in the wallet.\nAPI token (shown once, keep it safe): ${token}`,
+        json: { userId, token, walletBalance: formatAmount(deposit) },
+      };
+    },
+  },
+  'users list': {
+    usage: 'users list',
+    options: {},
+    async run({ admin }) {
+      const users = await admin.listUsers();
+      return {
+        human: table(users.map((u) => [u.id, u.name, usd(u.walletBalance), `${u.cardCount} card(s)`])),
+        json: { users: users.map((u) => ({ ...u, walletBalance: formatAmount(u.walletBalance) })) },
+      };
+    },
+  },
+  'tokens issue': {
+    usage: 'tokens issue --user USER_ID',
+    options: { user: { type: 'string' } },
+    async run({ admin }, v) {
+      const token = await admin.issueToken(text(v, 'user'));
+      return { human: `API token (shown once, keep it safe): ${token}`, json: { token } };
+    },
+  },
+  'tokens revoke': {
+    usage: 'tokens revoke --token TOKEN',
+    options: { token: { type: 'string' } },
+    async run({ admin }, v) {
+      await admin.revokeToken(text(v, 'token'));
+      return { human: 'Token revoked.', json: { revoked: true } };
+    },
+  },
+  'wallet deposit': {
+    usage: 'wallet deposit --user USER_ID --amount AMOUNT',
+    options: { user: { type: 'string' }, amount: { type: 'string' } },
+    async run({ admin }, v) {
+      const balance = await admin.deposit(text(v, 'user'), amount(v, 'amount'));
+      return { human: `Deposited. Wallet balance: ${usd(balance)}`, json: { walletBalance: formatAmount(balance) } };
+    },
+  },
+  'bins list': {
+    usage: 'bins list',
+    options: {},
+    async run({ admin }) {
+      const bins = await admin.listBins();
+      return {
+        human: table(bins.map((b) => [b.id, b.bin, b.network, b.wallet ? 'Wallet' : 'Online', b.country, `initial ${usd(b.initialBalance)}`, b.enabled ? 'enabled' : 'disabled'])),
+        json: { bins: bins.map((b) => ({ ...b, initialBalance: formatAmount(b.initialBalance) })) },
+      };
+    },
+  },
+  'bins add': {
+    usage: 'bins add --bin 123456 --network visa|master [--wallet] [--no-3ds] [--country US] [--currency USD] [--initial-balance AMOUNT] [--disabled]',
+    options: {
+      bin: { type: 'string' }, network: { type: 'string' }, wallet: { type: 'boolean' }, 'no-3ds': { type: 'boolean' },
+      country: { type: 'string' }, currency: { type: 'string' }, 'initial-balance': { type: 'string' }, disabled: { type: 'boolean' },
+    },
+    async run({ admin }, v) {
+      const bin = await admin.addBin({
+        bin: text(v, 'bin'),
+        network: text(v, 'network'),
+        wallet: v.wallet === true,
+        threeDS: v['no-3ds'] !== true,
+        country: optionalText(v, 'country') ?? 'US',
+        currency: optionalText(v, 'currency') ?? 'USD',
+        initialBalance: optionalAmount(v, 'initial-balance') ?? 0,
+        enabled: v.disabled !== true,
+      });
+      return { human: `BIN ${bin.bin} added as ${bin.id}.`, json: { bin: { ...bin, initialBalance: formatAmount(bin.initialBalance) } } };
+    },
+  },
+  'bins enable': {
+    usage: 'bins enable BIN_ID',
+    options: {},
+    async run({ admin }, _v, p) {
+      await admin.setBinEnabled(positional(p, 'BIN_ID'), true);
+      return { human: 'BIN enabled.', json: { enabled: true } };
+    },
+  },
+  'bins disable': {
+    usage: 'bins disable BIN_ID',
+    options: {},
+    async run({ admin }, _v, p) {
+      await admin.setBinEnabled(positional(p, 'BIN_ID'), false);
+      return { human: 'BIN disabled.', json: { enabled: false } };
+    },
+  },
+  'plans list': {
+    usage: 'plans list',
+    options: {},
+    async run({ admin }) {
+      const plans = await admin.listPlans();
+      return {
+        human: table(plans.map((p) => [String(p.id), p.name, `limit ${usd(p.limit)}`, `fee ${usd(p.creationFee)}`, p.active ? 'active' : 'inactive'])),
+        json: { plans: plans.map((p) => ({ ...p, limit: formatAmount(p.limit), creationFee: formatAmount(p.creationFee) })) },
+      };
+    },
+  },
+  'plans add': {
+    usage: 'plans add --name NAME --limit AMOUNT --fee AMOUNT [--description TEXT]',
+    options: { name: { type: 'string' }, limit: { type: 'string' }, fee: { type: 'string' }, description: { type: 'string' } },
+    async run({ admin }, v) {
+      const plan = await admin.addPlan({
+        name: text(v, 'name'),
+        description: optionalText(v, 'description') ?? '',
+        limit: amount(v, 'limit'),
+        creationFee: amount(v, 'fee'),
+      });
+      return { human: `Plan ${plan.id} (${plan.name}) added.`, json: { plan: { ...plan, limit: formatAmount(plan.limit), creationFee: formatAmount(plan.creationFee) } } };
+    },
+  },
+  'plans deactivate': {
+    usage: 'plans deactivate PLAN_ID',
+    options: {},
+    async run({ admin }, _v, p) {
+      await admin.deactivatePlan(wholeNumber(p[0], 'PLAN_ID'));
+      return { human: 'Plan deactivated.', json: { active: false } };
+    },
+  },
+  'fees list': {
+    usage: 'fees list',
+    options: {},
+    async run({ admin }) {
+      const fees = await admin.listFees();
+      return {
+        human: table(fees.map((f) => [f.category, `${formatAmount(f.percentBps)}%`, `+ ${usd(f.fixed)}`])),
+        json: { fees: fees.map((f) => ({ category: f.category, percent: formatAmount(f.percentBps), fixed: formatAmount(f.fixed) })) },
+      };
+    },
+  },
+  'fees set': {
+    usage: 'fees set --category Wallet|Online --percent P --fixed AMOUNT',
+    options: { category: { type: 'string' }, percent: { type: 'string' }, fixed: { type: 'string' } },
+    async run({ admin }, v) {
+      const cat = category(v);
+      const bps = amount(v, 'percent');
+      const fixed = amount(v, 'fixed');
+      await admin.setFee(cat, bps, fixed);
+      return { human: `${cat} top-up fee: ${formatAmount(bps)}% + ${usd(fixed)}.`, json: { category: cat, percent: formatAmount(bps), fixed: formatAmount(fixed) } };
+    },
+  },
+  'coupons create': {
+    usage: 'coupons create --code CODE (--percent P | --amount AMOUNT) [--expires ISO_DATE] [--max-redemptions N]',
+    options: { code: { type: 'string' }, percent: { type: 'string' }, amount: { type: 'string' }, expires: { type: 'string' }, 'max-redemptions': { type: 'string' } },
+    async run({ admin }, v) {
+      const percent = optionalText(v, 'percent');
+      const fixed = optionalText(v, 'amount');
+      if ((percent === undefined) === (fixed === undefined)) throw new AdminError('Give exactly one of --percent or --amount');
+      const expires = optionalText(v, 'expires');
+      if (expires !== undefined && Number.isNaN(Date.parse(expires))) throw new AdminError('--expires must be a date like 2027-01-31');
+      const max = optionalText(v, 'max-redemptions');
+      const code = text(v, 'code');
+      await admin.createCoupon({
+        code,
+        kind: percent !== undefined ? 'percent' : 'amount',
+        value: percent !== undefined ? amount(v, 'percent') : amount(v, 'amount'),
+        expiresAt: expires === undefined ? null : new Date(expires).toISOString(),
+        maxRedemptions: max === undefined ? null : wholeNumber(max, '--max-redemptions'),
+      });
+      return { human: `Coupon ${code} created.`, json: { code } };
+    },
+  },
+  'coupons list': {
+    usage: 'coupons list',
+    options: {},
+    async run({ admin }) {
+      const coupons = await admin.listCoupons();
+      return {
+        human: table(coupons.map((c) => [
+          c.code,
+          c.kind === 'percent' ? `${formatAmount(c.value)}% off` : `${usd(c.value)} off`,
+          `used ${c.redemptions}${c.maxRedemptions === null ? '' : `/${c.maxRedemptions}`}`,
+          c.expiresAt ? `expires ${c.expiresAt}` : 'no expiry',
+          c.active ? 'active' : 'inactive',
+        ])),
+        json: { coupons },
+      };
+    },
+  },
+  'coupons deactivate': {
+    usage: 'coupons deactivate CODE',
+    options: {},
+    async run({ admin }, _v, p) {
+      await admin.setCouponActive(positional(p, 'CODE'), false);
+      return { human: 'Coupon deactivated.', json: { active: false } };
+    },
+  },
+  'simulate purchase': {
+    usage: 'simulate purchase --card CARD_ID --amount AMOUNT [--merchant NAME]',
+    options: { card: { type: 'string' }, amount: { type: 'string' }, merchant: { type: 'string' } },
+    async run({ admin }, v) {
+      const tx = await admin.simulatePurchase(text(v, 'card'), amount(v, 'amount'), optionalText(v, 'merchant'));
+      return simulated(tx);
+    },
+  },
+  'simulate refund': {
+    usage: 'simulate refund --card CARD_ID --amount AMOUNT [--merchant NAME]',
+    options: { card: { type: 'string' }, amount: { type: 'string' }, merchant: { type: 'string' } },
+    async run({ admin }, v) {
+      const tx = await admin.simulateRefund(text(v, 'card'), amount(v, 'amount'), optionalText(v, 'merchant'));
+      return simulated(tx);
+    },
+  },
+  'simulate otp': {
+    usage: 'simulate otp --card CARD_ID [--amount AMOUNT] [--merchant NAME]',
+    options: { card: { type: 'string' }, amount: { type: 'string' }, merchant: { type: 'string' } },
+    async run({ admin }, v) {
+      const otp = await admin.simulateOtp(text(v, 'card'), optionalAmount(v, 'amount') ?? 0, optionalText(v, 'merchant'));
+      return { human: `OTP ${otp.code} arrived for the card (queued for chat).`, json: otp };
+    },
+  },
+  'simulate otp-email': {
+    usage: 'simulate otp-email --card CARD_ID',
+    options: { card: { type: 'string' } },
+    async run({ admin }, v) {
+      const mail = await admin.simulateOtpEmail(text(v, 'card'));
+      return { human: `An OTP e-mail with code ${mail.code} is in the sandbox mailbox.`, json: mail };
+    },
+  },
+  'simulate issue': {
+    usage: 'simulate issue --card CARD_ID   (the provider finishes issuing a card that has a temporary id)',
+    options: { card: { type: 'string' } },
+    async run({ admin }, v) {
+      const providerCardId = await admin.completeIssuance(text(v, 'card'));
+      return { human: `Card issued by the provider as ${providerCardId}.`, json: { providerCardId } };
+    },
+  },
+  'ledger check': {
+    usage: 'ledger check',
+    options: {},
+    async run({ admin }) {
+      const result = await admin.checkLedger();
+      const clean = result.differences.length === 0 && result.unbalancedJournals.length === 0 && result.total === 0;
+      const lines = [
+        `${result.accounts} accounts checked; sum of all balances ${usd(result.total)}.`,
+        ...result.differences.map((d) => `account ${d.accountId} (${d.kind}): cached ${usd(d.cached)}, entries say ${usd(d.fromEntries)}`),
+        ...result.unbalancedJournals.map((j) => `journal ${j} does not balance`),
+        clean ? 'Ledger is consistent.' : 'LEDGER MISMATCH',
+      ];
+      if (!clean) throw new LedgerMismatch(lines.join('\n'), { ...result, consistent: false });
+      return { human: lines.join('\n'), json: { ...result, consistent: true } };
+    },
+  },
+  backup: {
+    usage: 'backup --to FILE',
+    options: { to: { type: 'string' } },
+    async run({ database }, v) {
+      if (!database.sqlite) throw new AdminError('backup copies the SQLite database; on Postgres use pg_dump');
+      const target = path.resolve(text(v, 'to'));
+      const progress = await database.sqlite.backup(target);
+      return { human: `Backed up ${progress.totalPages} pages to ${target}.`, json: { file: target, pages: progress.totalPages } };
+    },
+  },
+};
+
+/** A failed check: printed like output, but the exit code says it failed. */
+export class LedgerMismatch extends Error {
+  override readonly name = 'LedgerMismatch';
+  constructor(message: string, readonly details: Record<string, unknown>) {
+    super(message);
+  }
+}
+
+function simulated(tx: { transactionId: string; status: string; declineCode: string | null; cardBalance: Cents }): CommandOutput {
+  return {
+    human: `${tx.status}${tx.declineCode ? ` (${tx.declineCode})` : ''}: transaction ${tx.transactionId}; card balance ${usd(tx.cardBalance)}.`,
+    json: { ...tx, cardBalance: formatAmount(tx.cardBalance) },
+  };
+}

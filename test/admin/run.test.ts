@@ -1,0 +1,172 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { runAdmin } from '../../src/admin/run.js';
+import { createTestCore, newCard, newCustomer, type TestCore } from '../helpers/core.js';
+
+describe('admin command line', () => {
+  let t: TestCore;
+  before(async () => {
+    t = await createTestCore();
+  });
+  after(async () => {
+    await t.close();
+  });
+
+  /** Runs a command against the shared test core; the runner's close is kept from closing it. */
+  async function admin(...argv: string[]) {
+    const out: string[] = [];
+    const err: string[] = [];
+    const code = await runAdmin(argv, async () => ({ ...t, close: async () => {} }), {
+      out: (s) => out.push(s),
+      err: (s) => err.push(s),
+    });
+    return { code, out: out.join('\n'), err: err.join('\n'), json: () => JSON.parse(out.join('\n')) as Record<string, any> };
+  }
+
+  test('users create prints a token once that authenticates, with the deposit in the wallet', async () => {
+    const result = await admin('users', 'create', '--name', 'Carol', '--deposit', '125.50', '--json');
+    assert.equal(result.code, 0);
+    const { token, userId, walletBalance } = result.json();
+    assert.equal(walletBalance, '125.50');
+    const caller = await t.core.authenticate(token);
+    assert.equal(caller.userId, userId);
+    assert.equal((await t.core.walletBalance(caller)).balance, 12_550);
+  });
+
+  test('users list shows wallet balance and card count', async () => {
+    const alice = await newCustomer(t, 50_000, 'ListMe');
+    await newCard(t, alice);
+    const users = (await admin('users', 'list', '--json')).json().users as { id: string; walletBalance: string; cardCount: number }[];
+    const row = users.find((u) => u.id === alice.userId);
+    assert.deepEqual({ walletBalance: row?.walletBalance, cardCount: row?.cardCount }, { walletBalance: '495.00', cardCount: 1 });
+  });
+
+  test('tokens issue gives a second working token; tokens revoke ends one', async () => {
+    const bob = await newCustomer(t, 0, 'Bob');
+    const issued = await admin('tokens', 'issue', '--user', bob.userId, '--json');
+    const second = issued.json().token as string;
+    assert.equal((await t.core.authenticate(second)).userId, bob.userId);
+    assert.equal((await admin('tokens', 'revoke', '--token', second)).code, 0);
+    await assert.rejects(t.core.authenticate(second), /Invalid or missing API token/);
+    assert.equal((await t.core.authenticate(bob.token)).userId, bob.userId);
+  });
+
+  test('wallet deposit funds the wallet through the ledger', async () => {
+    const dan = await newCustomer(t, 0, 'Dan');
+    const result = await admin('wallet', 'deposit', '--user', dan.userId, '--amount', '20', '--json');
+    assert.equal(result.json().walletBalance, '20.00');
+    assert.equal((await admin('ledger', 'check', '--json')).json().consistent, true);
+  });
+
+  test('a bad amount is refused with exit code 1 and changes nothing', async () => {
+    const erin = await newCustomer(t, 1_000, 'Erin');
+    for (const bad of ['-5', '1.234', 'ten', '0']) {
+      const result = await admin('wallet', 'deposit', '--user', erin.userId, `--amount=${bad}`);
+      assert.equal(result.code, 1, bad);
+      assert.match(result.err, /Refused: /);
+    }
+    assert.equal((await t.core.walletBalance(erin.caller)).balance, 1_000);
+  });
+
+  test('an unknown command or option is a usage error with exit code 2', async () => {
+    assert.equal((await admin('frobnicate')).code, 2);
+    const result = await admin('users', 'create', '--nme', 'x');
+    assert.equal(result.code, 2);
+    assert.match(result.err, /Usage: npm run admin -- users create/);
+  });
+
+  test('bins disable hides a BIN from the list and from card creation; bins enable brings it back', async () => {
+    const added = (await admin('bins', 'add', '--bin', '999999', '--network', 'visa', '--wallet', '--json')).json().bin as { id: string };
+    assert.ok((await t.core.listBins()).some((b) => b.id === added.id));
+    assert.equal((await admin('bins', 'disable', added.id)).code, 0);
+    assert.ok(!(await t.core.listBins()).some((b) => b.id === added.id));
+    assert.equal((await admin('bins', 'enable', added.id)).code, 0);
+    assert.ok((await t.core.listBins()).some((b) => b.id === added.id));
+    assert.equal((await admin('bins', 'add', '--bin', '12345', '--network', 'visa')).code, 1);
+  });
+
+  test('plans add and plans deactivate change what card creation offers', async () => {
+    const plan = (await admin('plans', 'add', '--name', 'Gold', '--limit', '7500', '--fee', '9.99', '--json')).json().plan as { id: number };
+    assert.ok((await t.core.listPlans()).some((p) => p.id === plan.id && p.creationFee === 999 && p.limit === 750_000));
+    assert.equal((await admin('plans', 'deactivate', String(plan.id))).code, 0);
+    assert.ok(!(await t.core.listPlans()).some((p) => p.id === plan.id));
+  });
+
+  test('fees set changes the quoted platform fee', async () => {
+    const frank = await newCustomer(t, 100_000, 'Frank');
+    const card = await newCard(t, frank, 'Fees', 'Online');
+    assert.equal((await admin('fees', 'set', '--category', 'Online', '--percent', '1.5', '--fixed', '0.10')).code, 0);
+    const quote = await t.core.quoteTopup(frank.caller, card.id, { amount: 10_000 });
+    assert.equal(quote.platformFee, 160);
+    const fees = (await admin('fees', 'list', '--json')).json().fees as { category: string; percent: string }[];
+    assert.equal(fees.find((f) => f.category === 'Online')?.percent, '1.50');
+    assert.equal((await admin('fees', 'set', '--category', 'Gift', '--percent', '1', '--fixed', '0')).code, 1);
+  });
+
+  test('coupons create, list and deactivate', async () => {
+    assert.equal((await admin('coupons', 'create', '--code', 'HALF', '--percent', '50', '--max-redemptions', '3')).code, 0);
+    assert.equal((await admin('coupons', 'create', '--code', 'HALF', '--percent', '50')).code, 1);
+    assert.equal((await admin('coupons', 'create', '--code', 'BOTH', '--percent', '5', '--amount', '1')).code, 1);
+    const listed = (await admin('coupons', 'list', '--json')).json().coupons as { code: string; maxRedemptions: number }[];
+    assert.equal(listed.find((c) => c.code === 'HALF')?.maxRedemptions, 3);
+    assert.equal((await admin('coupons', 'deactivate', 'HALF')).code, 0);
+    assert.equal(((await admin('coupons', 'list', '--json')).json().coupons as { code: string; active: boolean }[]).find((c) => c.code === 'HALF')?.active, false);
+  });
+
+  test('simulate purchase is approved on an active card and declined with card_frozen on a frozen one', async () => {
+    const gina = await newCustomer(t, 100_000, 'Gina');
+    const card = await newCard(t, gina);
+    await t.core.topup(gina.caller, card.id, { amount: 5_000 });
+    const approved = (await admin('simulate', 'purchase', '--card', card.id, '--amount', '12.34', '--merchant', 'Shop', '--json')).json();
+    assert.deepEqual([approved.status, approved.cardBalance], ['Approved', '37.66']);
+    await t.core.freeze(gina.caller, card.id);
+    const declined = (await admin('simulate', 'purchase', '--card', card.id, '--amount', '1', '--json')).json();
+    assert.deepEqual([declined.status, declined.declineCode], ['Declined', 'card_frozen']);
+    const refund = (await admin('simulate', 'refund', '--card', card.id, '--amount', '2.34', '--json')).json();
+    assert.equal(refund.status, 'Declined');
+  });
+
+  test('simulate otp and otp-email reach the card', async () => {
+    const hal = await newCustomer(t, 100_000, 'Hal');
+    const card = await newCard(t, hal);
+    const otp = (await admin('simulate', 'otp', '--card', card.id, '--amount', '9.99', '--json')).json();
+    assert.equal((await t.core.listOtps(hal.caller, card.id)).otps[0]?.code, otp.code);
+    const mail = (await admin('simulate', 'otp-email', '--card', card.id, '--json')).json();
+    assert.equal((await t.core.requestOtp(hal.caller, card.id)).cardInfo.otpCode, mail.code);
+  });
+
+  test('ledger check reports a consistent ledger with exit code 0', async () => {
+    const result = await admin('ledger', 'check');
+    assert.equal(result.code, 0);
+    assert.match(result.out, /Ledger is consistent/);
+  });
+
+  test('ledger check exits non-zero when a cached balance differs from the entries', async () => {
+    const ivy = await newCustomer(t, 1_000, 'Ivy');
+    await t.database.db.updateTable('accounts').set({ balance: 999_999 }).where('id', '=', ivy.caller.walletAccountId).execute();
+    const result = await admin('ledger', 'check', '--json');
+    assert.equal(result.code, 1);
+    assert.equal(result.json().consistent, false);
+    await t.database.db.updateTable('accounts').set({ balance: 1_000 }).where('id', '=', ivy.caller.walletAccountId).execute();
+  });
+});
+
+test('backup writes a consistent copy of a SQLite file database', async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'cards-backup-'));
+  const t = await createTestCore({ url: path.join(dir, 'cards.db') });
+  try {
+    await newCustomer(t, 4_200, 'Backed');
+    const target = path.join(dir, 'copy.db');
+    const code = await runAdmin(['backup', '--to', target], async () => t, { out: () => {}, err: () => {} });
+    assert.equal(code, 0);
+    assert.ok(statSync(target).size > 0);
+    const copy = await createTestCore({ url: target });
+    assert.equal((await copy.admin.listUsers()).find((u) => u.name === 'Backed')?.walletBalance, 4_200);
+    await copy.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
