@@ -1,0 +1,33 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { CardService } from '../core/service.js';
+import type { Caller } from '../core/views.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** No token needed (liveness, metrics, the OpenAPI document). */
+    public?: boolean;
+    /** Error text in `error` rather than `message`: the spec's OTP endpoints. */
+    errorField?: boolean;
+  }
+  interface FastifyRequest {
+    /** Who the bearer token stands for; set before any authenticated route's handler runs. */
+    caller: Caller;
+  }
+}
+
+const BEARER = /^Bearer[ \t]+([\x21-\x7e]{1,512})[ \t]*$/i;
+
+/** The token of an `Authorization: Bearer <token>` header, or undefined when absent or malformed. */
+export function bearerToken(header: string | undefined): string | undefined {
+  if (header === undefined) return undefined;
+  return BEARER.exec(header)?.[1];
+}
+
+/** Every route needs a valid token (spec section 5) unless marked public; unknown routes answer 404 first. */
+export function installAuthentication(app: FastifyInstance, core: CardService): void {
+  app.decorateRequest('caller', null as unknown as Caller);
+  app.addHook('onRequest', async (request: FastifyRequest) => {
+    if (request.is404 || request.routeOptions.config?.public === true) return;
+    request.caller = await core.authenticate(bearerToken(request.headers.authorization));
+  });
+}

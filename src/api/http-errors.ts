@@ -1,0 +1,62 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Clock } from '../core/clock.js';
+import { isCardServiceError } from '../core/errors.js';
+import type { Logger } from '../logger.js';
+import { failure } from './envelope.js';
+import { STATUS_OF } from './error-status.js';
+
+/** Texts for what goes wrong before the core is asked (framework refusals). */
+const CLIENT_ERROR_TEXT: Record<string, { status: number; text: string }> = {
+  FST_ERR_CTP_INVALID_JSON_BODY: { status: 400, text: 'Malformed JSON in request body' },
+  FST_ERR_CTP_EMPTY_JSON_BODY: { status: 400, text: 'Malformed JSON in request body' },
+  FST_ERR_CTP_BODY_TOO_LARGE: { status: 413, text: 'Request body is too large' },
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: { status: 415, text: 'Content-Type must be application/json' },
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: { status: 400, text: 'Request body length does not match Content-Length' },
+};
+
+/** A body that is not JSON, or carries a key that could poison prototypes. */
+export class MalformedJsonError extends Error {
+  override readonly name = 'MalformedJsonError';
+  readonly statusCode = 400;
+  readonly code = 'FST_ERR_CTP_INVALID_JSON_BODY';
+}
+
+/** Strict JSON: an empty body is no body; `__proto__`/`constructor` keys are refused outright. */
+export function parseJsonBody(text: string): unknown {
+  if (text.length === 0) return undefined;
+  try {
+    return JSON.parse(text, (key, value: unknown) => {
+      if (key === '__proto__' || key === 'constructor' || key === 'prototype') throw new MalformedJsonError();
+      return value;
+    });
+  } catch {
+    throw new MalformedJsonError();
+  }
+}
+
+/** Error bodies go in `error` instead of `message` on routes marked so (the spec's OTP endpoints). */
+function usesErrorField(request: FastifyRequest): boolean {
+  return request.routeOptions.config?.errorField === true;
+}
+
+/** The one place errors become responses: core refusals by code, framework refusals by kind, the rest as 500. */
+export function installErrorHandling(app: FastifyInstance, clock: Clock, logger: Logger): void {
+  app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    const errorField = usesErrorField(request);
+    if (isCardServiceError(error)) {
+      const retryAfter = error.retryAfterSeconds;
+      if (retryAfter !== undefined) void reply.header('retry-after', String(Math.max(1, Math.ceil(retryAfter))));
+      return reply.code(STATUS_OF[error.code]).send(failure(error.message, clock.now(), { errorField, issues: error.issues }));
+    }
+    const known = CLIENT_ERROR_TEXT[error.code];
+    if (known) return reply.code(known.status).send(failure(known.text, clock.now(), { errorField }));
+    const status = error.statusCode ?? 500;
+    if (status >= 400 && status < 500) {
+      return reply.code(status).send(failure('Bad request', clock.now(), { errorField }));
+    }
+    logger.error({ reqId: request.id, route: request.routeOptions.url, err: error }, 'Unexpected error while handling a request');
+    return reply.code(500).send(failure('Internal server error', clock.now(), { errorField }));
+  });
+
+  app.setNotFoundHandler((_request, reply) => reply.code(404).send(failure('Route not found', clock.now())));
+}

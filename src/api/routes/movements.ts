@@ -1,0 +1,59 @@
+import { ok } from '../envelope.js';
+import { cardIdParams, envelope, topupQuote, topupResult, withdrawResult } from '../http-schemas.js';
+import { presentQuote, presentTopup, presentWithdrawal } from '../presenters.js';
+import { bearerAuth, cardIdFrom, errorResponses, type ApiApp, type RouteDeps } from './route-kit.js';
+
+/** Spec 4.6 and 4.7, and the top-up quote extension. */
+export function movementRoutes(app: ApiApp, { core, clock }: RouteDeps): void {
+  app.post(
+    '/api/v1/cards/:id/topup',
+    {
+      schema: {
+        summary: 'Top up a card from the wallet (amount plus platform fee)',
+        tags: ['spec'],
+        security: bearerAuth,
+        params: cardIdParams,
+        body: core.schemas.topup,
+        response: { 200: envelope(topupResult), ...errorResponses },
+      },
+    },
+    async (request) =>
+      ok(presentTopup(await core.topup(request.caller, cardIdFrom(request.params), request.body)), 'Card topped up successfully', clock.now()),
+  );
+
+  app.post(
+    '/api/v1/cards/:id/topup/quote',
+    {
+      schema: {
+        summary: 'Extension: what a top-up would cost; changes nothing and starts no cooldown',
+        tags: ['extension'],
+        security: bearerAuth,
+        params: cardIdParams,
+        body: core.schemas.topup,
+        response: { 200: envelope(topupQuote), ...errorResponses },
+      },
+    },
+    async (request) =>
+      ok(presentQuote(await core.quoteTopup(request.caller, cardIdFrom(request.params), request.body)), 'Top-up quote', clock.now()),
+  );
+
+  app.post(
+    '/api/v1/cards/:id/withdraw',
+    {
+      schema: {
+        summary: 'Withdraw from a card to the wallet',
+        tags: ['spec'],
+        security: bearerAuth,
+        params: cardIdParams,
+        body: core.schemas.withdraw,
+        response: { 200: envelope(withdrawResult), ...errorResponses },
+      },
+    },
+    async (request) =>
+      ok(
+        presentWithdrawal(await core.withdraw(request.caller, cardIdFrom(request.params), request.body)),
+        'Withdrawal completed successfully',
+        clock.now(),
+      ),
+  );
+}

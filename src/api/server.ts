@@ -1,0 +1,117 @@
+import { randomUUID } from 'node:crypto';
+import fastifySwagger from '@fastify/swagger';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { jsonSchemaTransform, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { z } from 'zod';
+import type { Clock } from '../core/clock.js';
+import { validationError } from '../core/schemas.js';
+import type { CardService } from '../core/service.js';
+import type { Db } from '../db/schema.js';
+import type { Logger } from '../logger.js';
+import { installAuthentication } from './auth.js';
+import { installErrorHandling, parseJsonBody } from './http-errors.js';
+import { installIdempotency } from './idempotency.js';
+import { createIdempotencyStore } from './idempotency-store.js';
+import { installMetrics } from './metrics.js';
+import { cardRoutes } from './routes/cards.js';
+import { catalogueRoutes } from './routes/catalogue.js';
+import { historyRoutes } from './routes/history.js';
+import { movementRoutes } from './routes/movements.js';
+
+export interface HttpServerDeps {
+  core: CardService;
+  /** Used only for stored `Idempotency-Key` replies. */
+  db: Db;
+  logger: Logger;
+  clock: Clock;
+  /** Largest accepted request body in bytes (16 KiB by default). */
+  bodyLimit?: number;
+  /** How long an `Idempotency-Key` reply is kept (24 h by default). */
+  idempotencyTtlSeconds?: number;
+}
+
+const DAY_SECONDS = 86_400;
+const PURGE_INTERVAL_MS = 3_600_000;
+
+/**
+ * The spec's `/api/v1` interface over the core, with the extensions (card list, top-up quote,
+ * `Idempotency-Key`, OpenAPI document, liveness, metrics). Returns the Fastify instance, not listening.
+ *
+ * @example
+ * const app = createHttpServer({ core, db, logger, clock });
+ * await app.listen({ host: '127.0.0.1', port: 3000 });
+ */
+export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
+  const { core, clock, logger } = deps;
+  const app = Fastify({
+    loggerInstance: logger as FastifyBaseLogger,
+    // Per-request lines are left to metrics; faults are logged with their request id.
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: deps.bodyLimit ?? 16_384,
+    genReqId: () => randomUUID(),
+    routerOptions: { maxParamLength: 100 },
+  }).withTypeProvider<ZodTypeProvider>();
+
+  // Bodies are validated by the core's zod schemas; a failure is the core's own validation error.
+  app.setValidatorCompiler(({ schema }) => (data: unknown) => {
+    const result = (schema as z.ZodType).safeParse(data);
+    return result.success ? { value: result.data } : { error: validationError(result.error) };
+  });
+  // Response schemas document the API; replies are built by the presenters and not re-validated.
+  app.setSerializerCompiler(() => (data: unknown) => JSON.stringify(data));
+
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+    try {
+      done(null, parseJsonBody(body as string));
+    } catch (error) {
+      done(error as Error, undefined);
+    }
+  });
+
+  installErrorHandling(app, clock, logger);
+  installAuthentication(app, core);
+  const idempotency = createIdempotencyStore(deps.db, deps.idempotencyTtlSeconds ?? DAY_SECONDS);
+  installIdempotency(app, idempotency, clock);
+  installMetrics(app);
+
+  const purge = setInterval(() => {
+    idempotency.purgeExpired(clock.now()).catch((error: unknown) => logger.warn({ err: error }, 'Purging idempotency keys failed'));
+  }, PURGE_INTERVAL_MS);
+  purge.unref();
+  app.addHook('onClose', async () => clearInterval(purge));
+
+  void app.register(fastifySwagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Virtual card service',
+        version: '1.0.0',
+        description:
+          'The card-service interface under /api/v1. Extensions beyond the spec are tagged `extension`: GET /api/v1/cards, ' +
+          'POST /api/v1/cards/{id}/topup/quote, the Idempotency-Key header on every POST, this document, GET /livez and GET /metrics.',
+      },
+      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } } },
+    },
+    transform: jsonSchemaTransform,
+  });
+
+  // Routes go in a plugin registered after swagger, so the document sees them.
+  void app.register(async (api) => {
+    const routes = api.withTypeProvider<ZodTypeProvider>();
+    const routeDeps = { core, clock };
+    catalogueRoutes(routes, routeDeps);
+    cardRoutes(routes, routeDeps);
+    movementRoutes(routes, routeDeps);
+    historyRoutes(routes, routeDeps);
+
+    routes.get(
+      '/livez',
+      { config: { public: true }, schema: { summary: 'Extension: liveness (no token, no database)', tags: ['extension'] } },
+      async () => ({ success: true, data: { status: 'alive' }, message: 'Alive', timestamp: clock.now().toISOString() }),
+    );
+    routes.get('/api/v1/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => app.swagger());
+  });
+
+  return app;
+}
