@@ -1,0 +1,90 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { isCardServiceError } from '../../src/core/errors.js';
+import { catalogue, newCard, newCustomer } from '../helpers/core.js';
+import { dialects, useCore } from './dialects.js';
+
+/** Settles every attempt; returns the successes and the refusal codes (anything else fails the test). */
+async function settle<T>(attempts: Promise<T>[]): Promise<{ ok: T[]; refused: string[] }> {
+  const results = await Promise.allSettled(attempts);
+  const ok: T[] = [];
+  const refused: string[] = [];
+  for (const result of results) {
+    if (result.status === 'fulfilled') ok.push(result.value);
+    else if (isCardServiceError(result.reason)) refused.push(result.reason.code);
+    else throw result.reason;
+  }
+  return { ok, refused };
+}
+
+for (const dialect of dialects()) {
+  describe(`concurrency (${dialect})`, () => {
+    test('50 simultaneous top-ups on one card: exactly one succeeds, the others hit the cooldown', async (ctx) => {
+      const t = await useCore(ctx, dialect);
+      const alice = await newCustomer(t, 1_000_000);
+      const card = await newCard(t, alice);
+      const { ok, refused } = await settle(
+        Array.from({ length: 50 }, () => t.core.topup(alice.caller, card.id, { amount: 1_000 })),
+      );
+      assert.equal(ok.length, 1);
+      assert.deepEqual(new Set(refused), new Set(['TOPUP_COOLDOWN']));
+      assert.equal(refused.length, 49);
+      const read = await t.core.getCard(alice.caller, card.id);
+      assert.equal(read.balance, 1_000);
+      assert.equal(read.deposit, 1_000);
+      assert.deepEqual((await t.admin.checkLedger()).differences, []);
+    });
+
+    test("20 simultaneous spends of a wallet's last $10 (creations and top-ups): exactly one succeeds", async (ctx) => {
+      const t = await useCore(ctx, dialect);
+      const { bin, plan } = await catalogue(t);
+      const alice = await newCustomer(t, 10 * plan.creationFee + 1_000);
+      const cards = [];
+      for (let i = 0; i < 10; i++) cards.push(await newCard(t, alice, `Card ${i}`));
+      assert.equal((await t.core.walletBalance(alice.caller)).balance, 1_000);
+      const tenDollarPlan = await t.admin.addPlan({ name: 'Ten', description: 'costs 10.00', limit: 100_000, creationFee: 1_000 });
+      // A top-up of 9.45 costs 9.45 + 0.54 = 9.99; a card on the plan costs 10.00: only one fits in 10.00.
+      const attempts: Promise<unknown>[] = [];
+      for (let i = 0; i < 10; i++) {
+        attempts.push(t.core.topup(alice.caller, cards[i]!.id, { amount: 945 }));
+        attempts.push(t.core.createCard(alice.caller, { bin_id: bin.id, planId: tenDollarPlan.id, name: `New ${i}` }));
+      }
+      const { ok, refused } = await settle(attempts);
+      assert.equal(ok.length, 1);
+      assert.equal(refused.length, 19);
+      assert.ok(refused.every((code) => code === 'INSUFFICIENT_BALANCE' || code === 'INSUFFICIENT_WALLET_BALANCE'), refused.join());
+      const wallet = (await t.core.walletBalance(alice.caller)).balance;
+      assert.ok(wallet === 0 || wallet === 1, `wallet ${wallet}`);
+      assert.equal((await t.core.listCards(alice.caller)).length, wallet === 0 ? 11 : 10);
+      const ledger = await t.admin.checkLedger();
+      assert.deepEqual(ledger.differences, []);
+      assert.equal(ledger.total, 0);
+    });
+
+    test('simultaneous withdrawals and a closure of one card: one passes the shared cooldown', async (ctx) => {
+      const t = await useCore(ctx, dialect);
+      const alice = await newCustomer(t, 100_000);
+      const card = await newCard(t, alice);
+      await t.core.topup(alice.caller, card.id, { amount: 10_000 });
+      const attempts: Promise<unknown>[] = Array.from({ length: 10 }, () => t.core.withdraw(alice.caller, card.id, { amount: 1_000 }));
+      attempts.push(t.core.close(alice.caller, card.id));
+      const { ok, refused } = await settle(attempts);
+      assert.equal(ok.length, 1);
+      assert.deepEqual(new Set(refused), new Set(['WITHDRAW_COOLDOWN']));
+      const read = await t.core.getCard(alice.caller, card.id);
+      assert.ok(read.balance === 9_000 || (read.balance === 0 && read.status === 'closed'));
+      assert.deepEqual((await t.admin.checkLedger()).differences, []);
+    });
+
+    test('simultaneous purchases never take a card below zero', async (ctx) => {
+      const t = await useCore(ctx, dialect);
+      const alice = await newCustomer(t, 100_000);
+      const card = await newCard(t, alice);
+      await t.core.topup(alice.caller, card.id, { amount: 1_000 });
+      const results = await Promise.all(Array.from({ length: 15 }, () => t.admin.simulatePurchase(card.id, 100)));
+      assert.equal(results.filter((r) => r.status === 'Approved').length, 10);
+      assert.equal(results.filter((r) => r.declineCode === 'insufficient_funds').length, 5);
+      assert.equal((await t.core.getCard(alice.caller, card.id)).balance, 0);
+    });
+  });
+}
