@@ -1,0 +1,76 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { createTestCore, newCard, newCustomer } from '../helpers/core.js';
+
+const WRITER = path.join(path.dirname(fileURLToPath(import.meta.url)), 'writer-process.ts');
+const ROUNDS = 150;
+
+interface Moved {
+  deposits: number;
+  fees: number;
+  purchases: number;
+  refunds: number;
+  refused: number;
+}
+
+/** Starts a writer; `ready` settles once it has opened the database, `done` when it has finished. */
+function startWriter(args: string[]): { ready: Promise<void>; go(): void; done: Promise<Moved> } {
+  const child = spawn(process.execPath, ['--import', 'tsx', WRITER, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+  let signalReady: () => void;
+  const ready = new Promise<void>((resolve) => (signalReady = resolve));
+  const done = new Promise<Moved>((resolve, reject) => {
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      if (out.startsWith('ready\n')) signalReady();
+    });
+    child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      signalReady();
+      if (code !== 0) reject(new Error(`writer exited with ${code}: ${err}`));
+      else resolve(JSON.parse(out.trim().split('\n').at(-1)!) as Moved);
+    });
+  });
+  return { ready, done, go: () => child.stdin.end('go\n') };
+}
+
+test('two OS processes writing the same database file: no SQLITE_BUSY reaches a caller and money is conserved', async (ctx) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'cards-two-processes-'));
+  ctx.after(() => rmSync(dir, { recursive: true, force: true }));
+  const file = path.join(dir, 'cards.db');
+
+  const setup = await createTestCore({ url: file });
+  const alice = await newCustomer(setup, 10_000);
+  const cardA = await newCard(setup, alice, 'A');
+  const cardB = await newCard(setup, alice, 'B');
+  await setup.close();
+
+  const writers = [cardA, cardB].map((card) => startWriter([file, alice.token, card.id, alice.userId, String(ROUNDS)]));
+  await Promise.all(writers.map((w) => w.ready));
+  for (const w of writers) w.go();
+  const [a, b] = (await Promise.all(writers.map((w) => w.done))) as [Moved, Moved];
+
+  const after = await createTestCore({ url: file });
+  ctx.after(() => after.close());
+  const ledger = await after.admin.checkLedger();
+  assert.deepEqual(ledger.differences, []);
+  assert.deepEqual(ledger.unbalancedJournals, []);
+  assert.equal(ledger.total, 0);
+
+  const caller = await after.core.authenticate(alice.token);
+  const wallet = (await after.core.walletBalance(caller)).balance;
+  const cards = (await after.core.listCards(caller)).reduce((sum, c) => sum + c.balance, 0);
+  const creationFees = 2 * 500;
+  const moved = (k: keyof Moved) => a[k] + b[k];
+  assert.equal(moved('deposits'), 2 * ROUNDS * 1_000);
+  assert.equal(wallet + cards, 10_000 + moved('deposits') - creationFees - moved('fees') - moved('purchases') + moved('refunds'));
+  const statement = await after.core.listTransactions(caller, { limit: 1 });
+  assert.ok(statement.pagination.total >= 2 * ROUNDS);
+});
