@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import fastifySwagger from '@fastify/swagger';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
 import { jsonSchemaTransform, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { z } from 'zod';
 import type { Clock } from '../core/clock.js';
@@ -9,6 +9,7 @@ import type { CardService } from '../core/service.js';
 import type { Db } from '../db/schema.js';
 import type { Logger } from '../logger.js';
 import { installAuthentication } from './auth.js';
+import { failure } from './envelope.js';
 import { installErrorHandling, parseJsonBody } from './http-errors.js';
 import { installIdempotency } from './idempotency.js';
 import { createIdempotencyStore } from './idempotency-store.js';
@@ -50,6 +51,11 @@ export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
     bodyLimit: deps.bodyLimit ?? 16_384,
     genReqId: () => randomUUID(),
     routerOptions: { maxParamLength: 100 },
+    // Refusals the router makes before any route runs (a bad URL, an over-long parameter), as envelopes.
+    frameworkErrors: (error, _request, reply: FastifyReply) => {
+      const status = error.statusCode ?? 400;
+      void reply.code(status).send(failure(status === 414 ? 'URL is too long' : 'Invalid URL', clock.now()));
+    },
   }).withTypeProvider<ZodTypeProvider>();
 
   // Bodies are validated by the core's zod schemas; a failure is the core's own validation error.

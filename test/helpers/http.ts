@@ -71,3 +71,48 @@ export async function startTestApi(options: { settings?: Partial<CoreSettings>; 
     },
   };
 }
+
+type FieldType = 'string' | 'number' | 'integer' | 'boolean' | 'null' | 'object' | 'array';
+
+/** Asserts `value` has exactly these fields (no more, no fewer), each of one of the given types. */
+export function assertFields(value: unknown, fields: Record<string, FieldType | FieldType[]>): void {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error(`Expected an object, got ${JSON.stringify(value)}`);
+  const record = value as Record<string, unknown>;
+  const expected = Object.keys(fields).sort();
+  const actual = Object.keys(record).sort();
+  if (JSON.stringify(expected) !== JSON.stringify(actual)) {
+    throw new Error(`Fields differ: expected ${expected.join(',')}; got ${actual.join(',')}`);
+  }
+  for (const [name, types] of Object.entries(fields)) {
+    const v = record[name];
+    const kind: FieldType =
+      v === null ? 'null' : Array.isArray(v) ? 'array' : Number.isInteger(v) ? 'integer' : (typeof v as FieldType);
+    const allowed = Array.isArray(types) ? types : [types];
+    const ok = allowed.includes(kind) || (kind === 'integer' && allowed.includes('number'));
+    if (!ok) throw new Error(`Field ${name}: expected ${allowed.join('|')}, got ${JSON.stringify(v)}`);
+  }
+}
+
+const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{3})?Z$/;
+
+/** The spec's success envelope: success, data, message, timestamp (ISO 8601 UTC). */
+export function assertSuccess(response: ApiResponse, status = 200): any {
+  if (response.status !== status) throw new Error(`Expected ${status}, got ${response.status}: ${response.text}`);
+  assertFields(response.body, { success: 'boolean', data: ['object', 'array'], message: 'string', timestamp: 'string' });
+  if (response.body.success !== true) throw new Error('success is not true');
+  if (!ISO.test(response.body.timestamp)) throw new Error(`timestamp ${response.body.timestamp} is not ISO 8601 UTC`);
+  return response.body.data;
+}
+
+/** An error envelope with the text in `message` (or in `error` for the OTP endpoints). */
+export function assertFailure(response: ApiResponse, status: number, text: string, field: 'message' | 'error' = 'message'): void {
+  if (response.status !== status) throw new Error(`Expected ${status}, got ${response.status}: ${response.text}`);
+  assertFields(response.body, { success: 'boolean', [field]: 'string', timestamp: 'string' });
+  if (response.body.success !== false) throw new Error('success is not false');
+  if (response.body[field] !== text) throw new Error(`Expected ${field} ${JSON.stringify(text)}, got ${JSON.stringify(response.body[field])}`);
+  if (!ISO.test(response.body.timestamp)) throw new Error('timestamp is not ISO 8601 UTC');
+}
+
+export function isIsoTime(value: unknown): boolean {
+  return typeof value === 'string' && ISO.test(value);
+}
