@@ -42,6 +42,19 @@ export function createCardService(deps: CoreDeps) {
       return row;
     },
 
+    /** Like `authenticate`, for an edge that keeps only the token's hash (the bot's chat links). */
+    async authenticateByTokenHash(tokenHash: string): Promise<Caller> {
+      const row = await db
+        .selectFrom('api_tokens')
+        .innerJoin('users', 'users.id', 'api_tokens.user_id')
+        .select(['users.id as userId', 'users.wallet_account_id as walletAccountId'])
+        .where('api_tokens.token_hash', '=', tokenHash)
+        .where('api_tokens.revoked_at', 'is', null)
+        .executeTakeFirst();
+      if (!row) throw new CardServiceError('INVALID_TOKEN');
+      return row;
+    },
+
     async health(): Promise<Health> {
       await sql`select 1`.execute(db);
       return { status: 'healthy', environment: settings.environment, timestamp: clock.now().toISOString() };

@@ -1,0 +1,92 @@
+import type { Conversation } from '@grammyjs/conversations';
+import type { InlineKeyboard } from 'grammy';
+import { randomUUID } from 'node:crypto';
+import type { ZodType } from 'zod';
+import type { Cents } from '../../core/money.js';
+import type { Caller } from '../../core/views.js';
+import { parseConversationButton } from '../callback-data.js';
+import type { BotContext, ConversationContext } from '../context.js';
+import { refusalText, type Refusal } from '../errors.js';
+import { parseTypedAmount } from '../format.js';
+import { confirmKeyboard, choiceKeyboard } from '../keyboards.js';
+import { claimConfirmation, issueConfirmation } from '../repository.js';
+import { attempt, type Outcome, type Services } from '../services.js';
+
+export type Convo = Conversation<BotContext, ConversationContext>;
+
+/**
+ * Runs a core call for the caller of the update being handled now (the link is re-checked on every
+ * update), once: on replay the stored outcome is returned.
+ */
+export function call<T>(conversation: Convo, task: (caller: Caller) => Promise<T>): Promise<Outcome<T>> {
+  return conversation.external((octx) => attempt(() => task(requireCaller(octx))));
+}
+
+function requireCaller(ctx: BotContext): Caller {
+  if (!ctx.caller) throw new Error('conversation update without a linked caller');
+  return ctx.caller;
+}
+
+export async function sayRefusal(ctx: ConversationContext, refusal: Refusal): Promise<void> {
+  await ctx.reply(refusalText(ctx.t, refusal));
+}
+
+/** A typed text that is not a command: commands (/cancel, /menu) pass through to the bot. */
+export async function waitForText(conversation: Convo): Promise<{ ctx: ConversationContext; text: string }> {
+  const ctx = await conversation.waitUntil((c) => typeof c.message?.text === 'string' && !c.message.text.startsWith('/'), { next: true });
+  return { ctx, text: ctx.message!.text!.trim() };
+}
+
+/** Asks until the typed amount passes the core's schema; returns cents. */
+export async function askAmount(conversation: Convo, schema: ZodType<{ amount: Cents }, { amount: number }>): Promise<Cents> {
+  for (;;) {
+    const { ctx, text } = await waitForText(conversation);
+    const parsed = schema.safeParse({ amount: parseTypedAmount(text) });
+    if (parsed.success) return parsed.data.amount;
+    const message = parsed.error.issues[0]?.message ?? 'Invalid input data';
+    await ctx.reply(ctx.t('amount-invalid', { message: message.replace(/\.$/, '') }));
+  }
+}
+
+/** Sends buttons with a fresh nonce and waits for one of them; other buttons pass through. */
+export async function choose(conversation: Convo, ctx: ConversationContext, text: string, build: (nonce: string) => InlineKeyboard) {
+  const nonce = await conversation.external(() => randomUUID().slice(0, 8));
+  await ctx.reply(text, { reply_markup: build(nonce) });
+  const pressed = await conversation.waitForCallbackQuery(new RegExp(`^v:${nonce}:`), { next: true });
+  const choice = parseConversationButton(pressed.callbackQuery.data)!.choice;
+  await pressed.answerCallbackQuery();
+  await pressed.editMessageReplyMarkup({ reply_markup: undefined }).catch(() => undefined);
+  return { ctx: pressed, choice };
+}
+
+export function pick(conversation: Convo, ctx: ConversationContext, text: string, choices: { label: string; value: string }[]) {
+  return choose(conversation, ctx, text, (nonce) => choiceKeyboard(nonce, choices));
+}
+
+/**
+ * Confirm or cancel. The confirmation's nonce is a row in the database, claimed with a conditional
+ * update: a double tap or a press on an old message never runs the operation twice.
+ */
+export async function confirm(conversation: Convo, ctx: ConversationContext, s: Services, text: string): Promise<ConversationContext | undefined> {
+  const chatId = ctx.chat!.id;
+  const nonce = await conversation.external(async () => {
+    const fresh = randomUUID().replace(/-/g, '').slice(0, 16);
+    await issueConfirmation(s.db, fresh, chatId, s.clock.now());
+    return fresh;
+  });
+  await ctx.reply(text, { reply_markup: confirmKeyboard(ctx.t, nonce) });
+  const pressed = await conversation.waitForCallbackQuery(new RegExp(`^v:${nonce}:`), { next: true });
+  await pressed.editMessageReplyMarkup({ reply_markup: undefined }).catch(() => undefined);
+  if (parseConversationButton(pressed.callbackQuery.data)?.choice !== 'ok') {
+    await pressed.answerCallbackQuery({ text: pressed.t('cancelled') });
+    await pressed.reply(pressed.t('cancelled'));
+    return undefined;
+  }
+  const claimed = await conversation.external(() => claimConfirmation(s.db, nonce, chatId, s.clock.now()));
+  if (!claimed) {
+    await pressed.answerCallbackQuery({ text: pressed.t('confirm-used') });
+    return undefined;
+  }
+  await pressed.answerCallbackQuery();
+  return pressed;
+}

@@ -1,0 +1,33 @@
+import type { BotError } from 'grammy';
+import { isCardServiceError } from '../core/errors.js';
+import type { BotContext } from './context.js';
+import { refusalText, toRefusal } from './errors.js';
+import type { Services } from './services.js';
+
+/**
+ * One place that turns errors into chat text: a refusal in the service's own words plus what to do
+ * next; anything else as a short apology, with the details in the log and the admin chat.
+ */
+export function handleBotError(s: Services) {
+  return async (error: BotError<BotContext>) => {
+    const { ctx } = error;
+    const cause = error.error;
+    try {
+      if (isCardServiceError(cause)) {
+        const text = refusalText(ctx.t, toRefusal(cause));
+        if (ctx.callbackQuery) await ctx.answerCallbackQuery({ text: cause.message }).catch(() => undefined);
+        await ctx.reply(text);
+        return;
+      }
+      (ctx.logger ?? s.logger).error({ err: cause, updateId: ctx.update.update_id }, 'unexpected error in an update');
+      if (ctx.callbackQuery) await ctx.answerCallbackQuery().catch(() => undefined);
+      if (ctx.chat) await ctx.reply(ctx.t('unexpected-error'));
+      if (s.config.adminChatId !== undefined) {
+        const name = cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause);
+        await ctx.api.sendMessage(s.config.adminChatId, `Bot error in update ${ctx.update.update_id}: ${name}`.slice(0, 4000));
+      }
+    } catch (reportError) {
+      s.logger.error({ err: reportError }, 'could not report an error to the chat');
+    }
+  };
+}

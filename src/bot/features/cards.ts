@@ -1,0 +1,86 @@
+import { Composer } from 'grammy';
+import { decodeCallback, type CallbackData } from '../callback-data.js';
+import type { BotContext } from '../context.js';
+import { detailsMessage } from '../format.js';
+import { otpKeyboard } from '../keyboards.js';
+import { callerOf, cardListScreen, cardScreen, show, transactionsScreen } from '../screens.js';
+import { deleteLater, type Services } from '../services.js';
+
+/**
+ * The plain-keyboard buttons: card list, card view and its actions, transaction pages, OTPs.
+ * Each button names its card; the core refuses a card that is not the caller's.
+ */
+export function cardsFeature(s: Services): Composer<BotContext> {
+  const composer = new Composer<BotContext>();
+  composer.on('callback_query:data', async (ctx, next) => {
+    const data = decodeCallback(ctx.callbackQuery.data);
+    if (!data) return next();
+    const notice = await handle(ctx, s, data);
+    await ctx.answerCallbackQuery(notice ? { text: notice } : undefined);
+  });
+  return composer;
+}
+
+/** Runs one button; returns the short notice for the callback answer, if any. */
+async function handle(ctx: BotContext, s: Services, data: CallbackData): Promise<string | undefined> {
+  if (data.kind === 'cards') {
+    await show(ctx, await cardListScreen(ctx, s), 'edit');
+    return;
+  }
+  if (data.kind === 'tx') {
+    await show(ctx, await transactionsScreen(ctx, s, data.page, data.cardId), 'edit');
+    return;
+  }
+  const { cardId } = data;
+  const caller = callerOf(ctx);
+  const messageId = ctx.callbackQuery?.message?.message_id;
+  switch (data.action) {
+    case 'view':
+      ctx.session.lastCardId = cardId;
+      await show(ctx, await cardScreen(ctx, s, cardId), 'edit');
+      return;
+    case 'freeze':
+      await s.core.freeze(caller, cardId);
+      await show(ctx, await cardScreen(ctx, s, cardId), 'edit');
+      return ctx.t('card-frozen');
+    case 'alertfreeze':
+      await s.core.freeze(caller, cardId);
+      await ctx.editMessageReplyMarkup({ reply_markup: undefined }).catch(() => undefined);
+      await show(ctx, await cardScreen(ctx, s, cardId), 'reply');
+      return ctx.t('card-frozen');
+    case 'unfreeze':
+      await s.core.unfreeze(caller, cardId);
+      await show(ctx, await cardScreen(ctx, s, cardId), 'edit');
+      return ctx.t('card-unfrozen');
+    case 'details': {
+      const details = await s.core.getSensitiveDetails(caller, cardId);
+      const ttl = s.config.sensitiveTtlSeconds;
+      const { text, entities } = detailsMessage(ctx.t, details, ttl);
+      const sent = await ctx.reply(text, { entities, protect_content: true });
+      await deleteLater(s, sent.chat.id, sent.message_id, ttl);
+      return;
+    }
+    case 'otps': {
+      const card = await s.core.getCard(caller, cardId);
+      const list = await s.core.listOtps(caller, cardId);
+      const lines = list.otps.map((otp) =>
+        ctx.t('otp-line', { code: otp.code, amount: (otp.amount / 100).toFixed(2), currency: otp.currency, merchant: otp.merchantName || '—', at: otp.createdAt.slice(0, 16).replace('T', ' ') }),
+      );
+      const text = lines.length ? [ctx.t('otps-title', { name: card.name }), ...lines].join('\n') : ctx.t('otps-none');
+      const sent = await ctx.reply(text, { reply_markup: otpKeyboard(ctx.t, cardId), protect_content: true });
+      if (lines.length) await deleteLater(s, sent.chat.id, sent.message_id, s.config.otpTtlSeconds);
+      return;
+    }
+    case 'reqotp': {
+      const requested = await s.core.requestOtp(caller, cardId);
+      const sent = await ctx.reply(ctx.t('otp-requested', { message: requested.message, code: requested.cardInfo.otpCode }), { protect_content: true });
+      await deleteLater(s, sent.chat.id, sent.message_id, s.config.otpTtlSeconds);
+      return;
+    }
+    case 'topup':
+    case 'withdraw':
+    case 'close':
+      await ctx.conversation.enter(data.action, cardId, messageId ?? 0);
+      return;
+  }
+}

@@ -1,0 +1,91 @@
+import { Composer } from 'grammy';
+import { isCardServiceError } from '../../core/errors.js';
+import { hashToken } from '../../core/secrets.js';
+import type { BotContext } from '../context.js';
+import { deleteLink, findLink, saveLink } from '../repository.js';
+import type { Services } from '../services.js';
+import { mainMenuText, type MainMenu } from './menu.js';
+
+/** API tokens look like `vc_` and 43 base64url characters; anything token-like is treated as one. */
+const TOKEN_SHAPE = /^\S{16,200}$/;
+
+/**
+ * Resolves the chat's link to a caller on every update, so a revoked token stops working at once.
+ * A revoked link is forgotten and the user told.
+ */
+export function callerMiddleware(s: Services) {
+  return async (ctx: BotContext, next: () => Promise<void>) => {
+    const link = ctx.chat?.type === 'private' ? await findLink(s.db, ctx.chat.id) : undefined;
+    if (link) {
+      try {
+        ctx.caller = await s.core.authenticateByTokenHash(link.tokenHash);
+        ctx.link = link;
+      } catch (error) {
+        if (!isCardServiceError(error) || error.code !== 'INVALID_TOKEN') throw error;
+        await deleteLink(s.db, link.chatId);
+        await ctx.conversation.exitAll();
+        await ctx.reply(ctx.t('link-revoked', { message: error.message }));
+      }
+    }
+    await next();
+  };
+}
+
+export function linkFeature(s: Services, mainMenu: MainMenu): Composer<BotContext> {
+  const outer = new Composer<BotContext>();
+  const composer = outer.chatType('private');
+
+  const link = async (ctx: BotContext, token: string) => {
+    // Deleted first: the token must not linger in the chat, whatever happens next.
+    await ctx.deleteMessage().catch((error: unknown) => ctx.logger.warn({ err: String(error) }, 'could not delete the token message'));
+    try {
+      const caller = await s.core.authenticate(token);
+      await saveLink(s.db, { chatId: ctx.chat!.id, userId: caller.userId, tokenHash: hashToken(token) }, s.clock.now());
+      ctx.caller = caller;
+      ctx.logger.info({ userId: caller.userId }, 'chat linked');
+      await ctx.reply(`${ctx.t('link-ok')}\n\n${mainMenuText(ctx)}`, { reply_markup: mainMenu });
+    } catch (error) {
+      if (!isCardServiceError(error)) throw error;
+      await ctx.reply(ctx.t('link-refused', { message: error.message }));
+    }
+  };
+
+  composer.command('start', async (ctx) => {
+    if (ctx.caller) await ctx.reply(`${ctx.t('start-linked')}\n\n${mainMenuText(ctx)}`, { reply_markup: mainMenu });
+    else await ctx.reply(ctx.t('start-welcome'));
+  });
+  composer.command('link', async (ctx) => {
+    const token = ctx.match.trim();
+    if (!token) {
+      await ctx.reply(ctx.t('start-welcome'));
+      return;
+    }
+    await link(ctx, token);
+  });
+  composer.command('unlink', async (ctx) => {
+    const removed = await deleteLink(s.db, ctx.chat.id);
+    ctx.caller = undefined;
+    await ctx.conversation.exitAll();
+    await ctx.reply(ctx.t(removed ? 'unlink-done' : 'unlink-none'));
+  });
+  // In a chat not linked yet, any plain text is taken as a token (and deleted).
+  composer.on('message:text').filter(
+    (ctx) => !ctx.caller && !ctx.msg.text.startsWith('/') && TOKEN_SHAPE.test(ctx.msg.text.trim()),
+    (ctx) => link(ctx, ctx.msg.text.trim()),
+  );
+  return outer;
+}
+
+/**
+ * Everything below needs a linked chat, except what links one (/start, /link, /unlink and a plain
+ * text taken as a token); anything else in an unlinked chat gets a clear prompt.
+ */
+export function requireLinked() {
+  return async (ctx: BotContext, next: () => Promise<void>) => {
+    if (ctx.caller) return next();
+    const text = ctx.message?.text;
+    if (text !== undefined && (!text.startsWith('/') || /^\/(start|link|unlink)\b/.test(text))) return next();
+    if (ctx.callbackQuery) await ctx.answerCallbackQuery({ text: ctx.t('not-linked'), show_alert: true });
+    else if (ctx.message) await ctx.reply(ctx.t('not-linked'));
+  };
+}

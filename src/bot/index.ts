@@ -1,0 +1,152 @@
+import { autoRetry } from '@grammyjs/auto-retry';
+import { conversations, createConversation } from '@grammyjs/conversations';
+import { limit } from '@grammyjs/ratelimiter';
+import { run, sequentialize } from '@grammyjs/runner';
+import { Bot, session, webhookCallback, type Middleware } from 'grammy';
+import type { UserFromGetMe } from 'grammy/types';
+import type { BotContext, ConversationContext, SessionData } from './context.js';
+import { closeConversation } from './conversations/close.js';
+import { createCardConversation } from './conversations/create-card.js';
+import { topupConversation } from './conversations/topup.js';
+import { withdrawConversation } from './conversations/withdraw.js';
+import { startDeletionLoop, type Loop } from './deletions.js';
+import { handleBotError } from './error-boundary.js';
+import { cancelFeature } from './features/cancel.js';
+import { cardsFeature } from './features/cards.js';
+import { groupFeature } from './features/group.js';
+import { callerMiddleware, linkFeature, requireLinked } from './features/link.js';
+import { createMainMenu, menuFeature } from './features/menu.js';
+import { unhandledFeature } from './features/unhandled.js';
+import { createI18n } from './i18n.js';
+import { startOutboxLoop } from './outbox.js';
+import { botTables } from './repository.js';
+import type { BotDeps, Services } from './services.js';
+import { kvStorage } from './storage.js';
+
+export type { BotConfig, BotDeps } from './services.js';
+export type { BotContext } from './context.js';
+
+const servicesOf = new WeakMap<Bot<BotContext>, Services>();
+
+/**
+ * The bot: every feature registered in order inside one error boundary. Nothing runs until it is
+ * started (`startBot` for polling, `startWebhookBot` for webhooks) or fed with `bot.handleUpdate`.
+ *
+ * @example
+ * const bot = createBot({ core, db, clock, logger, config: { token, apiRoot, sensitiveTtlSeconds: 60, otpTtlSeconds: 300 } });
+ * await bot.handleUpdate(update);
+ */
+export function createBot(deps: BotDeps, options: { botInfo?: UserFromGetMe } = {}): Bot<BotContext> {
+  const bot = new Bot<BotContext>(deps.config.token, { botInfo: options.botInfo, client: { apiRoot: deps.config.apiRoot } });
+  bot.api.config.use(autoRetry({ maxRetryAttempts: 3, maxDelaySeconds: 30 }));
+
+  const i18n = createI18n<BotContext>();
+  let wake = () => {};
+  const s: Services = { ...deps, db: botTables(deps.db), i18n: i18n as never, wakeDeletions: () => wake() };
+  Object.defineProperty(s, 'setWake', { value: (fn: () => void) => (wake = fn) });
+  servicesOf.set(bot, s);
+
+  const idle = deps.config.conversationIdleMs ?? 10 * 60_000;
+  const inConversation = [i18n as unknown as Middleware<ConversationContext>];
+  const mainMenu = createMainMenu(s);
+
+  bot.use(async (ctx, next) => {
+    ctx.logger = deps.logger.child({ updateId: ctx.update.update_id });
+    await next();
+  });
+  // Per chat, one update at a time; before sessions, conversations and menus.
+  bot.use(sequentialize((ctx: BotContext) => ctx.chat?.id.toString()));
+  if (deps.config.rateLimit !== false) {
+    const rate = deps.config.rateLimit ?? { timeFrameMs: 3000, limit: 10 };
+    bot.use(limit({ timeFrame: rate.timeFrameMs, limit: rate.limit, onLimitExceeded: (ctx: BotContext) => void ctx.reply(ctx.t('rate-limited')).catch(() => undefined) }));
+  }
+  bot.use(i18n);
+  bot.use(groupFeature());
+  const chat = bot.filter((ctx) => ctx.chat?.type === 'private');
+  chat.use(session<SessionData, BotContext>({ initial: () => ({}), storage: kvStorage(s.db, deps.clock, 'session:') }));
+  chat.use(
+    conversations<BotContext, ConversationContext>({
+      storage: { type: 'key', adapter: kvStorage(s.db, deps.clock, 'conversation:'), getStorageKey: (ctx) => ctx.chat?.id.toString() },
+    }),
+  );
+  chat.use(callerMiddleware(s));
+  chat.use(cancelFeature());
+  chat.use(requireLinked());
+  const flow = { plugins: inConversation, maxMillisecondsToWait: idle };
+  chat.use(createConversation(topupConversation(s), { id: 'topup', ...flow }));
+  chat.use(createConversation(withdrawConversation(s), { id: 'withdraw', ...flow }));
+  chat.use(createConversation(closeConversation(s), { id: 'close', ...flow }));
+  chat.use(createConversation(createCardConversation(s), { id: 'createCard', ...flow }));
+  chat.use(mainMenu);
+  chat.use(linkFeature(s, mainMenu));
+  chat.use(menuFeature(s, mainMenu));
+  chat.use(cardsFeature(s));
+  chat.use(unhandledFeature());
+
+  bot.catch(handleBotError(s));
+  return bot;
+}
+
+/** The command list shown by Telegram clients, in English and Russian. */
+export async function setCommands(bot: Bot<BotContext>): Promise<void> {
+  const { i18n } = servicesOf.get(bot)!;
+  for (const locale of ['en', 'ru'] as const) {
+    const t = (key: string) => i18n.t(locale, key);
+    const commands = ['start', 'menu', 'cards', 'cancel', 'help', 'unlink'].map((c) => ({ command: c, description: t(`cmd-${c}`) }));
+    await bot.api.setMyCommands(commands, locale === 'en' ? {} : { language_code: locale });
+  }
+}
+
+/** The outbox push and the deletion scheduler; needed in both polling and webhook mode. */
+export function startBackgroundJobs(bot: Bot<BotContext>): { stop(): Promise<void> } {
+  const s = servicesOf.get(bot)!;
+  const deletions: Loop = startDeletionLoop({ api: bot.api, db: s.db, clock: s.clock, logger: s.logger, intervalMs: s.config.pollIntervalMs ?? 500 });
+  (s as unknown as { setWake(fn: () => void): void }).setWake(deletions.wake);
+  const outbox = startOutboxLoop(s, bot.api);
+  return {
+    async stop() {
+      await Promise.all([outbox.stop(), deletions.stop()]);
+    },
+  };
+}
+
+export interface RunningBot {
+  bot: Bot<BotContext>;
+  /** Stops fetching, finishes the updates in flight and the background jobs. */
+  stop(): Promise<void>;
+}
+
+/** Long polling through @grammyjs/runner, with the command list set and the background jobs running. */
+export async function startBot(deps: BotDeps): Promise<RunningBot> {
+  const bot = createBot(deps);
+  await bot.init();
+  await bot.api.deleteWebhook();
+  await setCommands(bot);
+  const jobs = startBackgroundJobs(bot);
+  const runner = run(bot, { runner: { fetch: { timeout: 30 } } });
+  deps.logger.info({ username: bot.botInfo.username }, 'bot polling');
+  return {
+    bot,
+    async stop() {
+      if (runner.isRunning()) await runner.stop();
+      await jobs.stop();
+    },
+  };
+}
+
+/** A Fastify route handler for the webhook; requests without Telegram's secret-token header are refused. */
+export type WebhookHandler = ReturnType<typeof webhookCallback<BotContext, 'fastify'>>;
+
+/**
+ * Webhook mode: registers `url` with Telegram under `secretToken` and returns the handler to mount
+ * (`app.post(path, handler)`), which checks the `X-Telegram-Bot-Api-Secret-Token` header.
+ */
+export async function startWebhookBot(deps: BotDeps, webhook: { url: string; secretToken: string }): Promise<RunningBot & { handler: WebhookHandler }> {
+  const bot = createBot(deps);
+  await bot.init();
+  await setCommands(bot);
+  await bot.api.setWebhook(webhook.url, { secret_token: webhook.secretToken });
+  const jobs = startBackgroundJobs(bot);
+  const handler = webhookCallback(bot, 'fastify', { secretToken: webhook.secretToken });
+  return { bot, handler, stop: () => jobs.stop() };
+}

@@ -1,0 +1,61 @@
+import type { I18n } from '@grammyjs/i18n';
+import type { Api } from 'grammy';
+import type { CoreEvent } from '../core/events.js';
+import { money } from './format.js';
+import { alertKeyboard } from './keyboards.js';
+import { chatsOfUser, recordDelivery, wasDelivered } from './repository.js';
+import type { BotContext } from './context.js';
+import { deleteLater, type Services } from './services.js';
+import { startLoop, type Loop } from './deletions.js';
+
+/**
+ * Pushes the core's stored events (new OTPs, card transactions) to every chat linked to the card's
+ * owner. Each (event, chat) pair is recorded once sent, and the event is marked delivered only after
+ * every chat got it, so a restart resumes where it stopped and sends nothing twice.
+ */
+export function startOutboxLoop(s: Services, api: Api): Loop {
+  const interval = s.config.pollIntervalMs ?? 500;
+  return startLoop(interval, s.logger, 'outbox', async () => {
+    const events = await s.core.events.pending(50);
+    for (const pending of events) {
+      for (const link of await chatsOfUser(s.db, pending.userId)) {
+        if (await wasDelivered(s.db, pending.seq, link.chatId)) continue;
+        await push(s, api, link.chatId, pending.event);
+        await recordDelivery(s.db, pending.seq, link.chatId, s.clock.now());
+      }
+      await s.core.events.markDelivered(pending.seq, s.clock.now());
+    }
+    return events.length === 50 ? 0 : undefined;
+  });
+}
+
+async function push(s: Services, api: Api, chatId: number, event: CoreEvent): Promise<void> {
+  const t = (key: string, params?: Record<string, string | number>) => (s.i18n as I18n<BotContext>).t('en', key, params);
+  if (event.kind === 'otp') {
+    const ttl = s.config.otpTtlSeconds;
+    const text = t('otp-push', {
+      code: event.code,
+      name: event.cardName,
+      masked: event.maskedPan,
+      amount: money(event.amount),
+      currency: event.currency,
+      merchant: event.merchantName || '—',
+      ttl,
+    });
+    const sent = await api.sendMessage(chatId, text, { protect_content: true });
+    await deleteLater(s, chatId, sent.message_id, ttl);
+    return;
+  }
+  const params = {
+    side: event.side,
+    amount: money(event.amount),
+    currency: event.currency,
+    merchant: event.merchantName,
+    name: event.cardName,
+    masked: event.maskedPan,
+    balance: money(event.cardBalance),
+    reason: event.declineCode ?? '',
+  };
+  const text = t(event.status === 'Declined' ? 'tx-push-declined' : 'tx-push-approved', params);
+  await api.sendMessage(chatId, text, { reply_markup: alertKeyboard(t, event.cardId) });
+}

@@ -1,0 +1,122 @@
+import type { Kysely } from 'kysely';
+import type { Db } from '../db/schema.js';
+
+/** The bot's own tables (migrations/20261122_02_bot.ts). The bot never touches the core's tables. */
+export type BotTables = {
+  bot_chat_links: { chat_id: number; user_id: string; token_hash: string; linked_at: string };
+  bot_kv: { key: string; value: string; updated_at: string };
+  bot_pending_deletions: { chat_id: number; message_id: number; due_at: string };
+  bot_deliveries: { seq: number; chat_id: number; delivered_at: string };
+  bot_confirmations: { nonce: string; chat_id: number; created_at: string; used_at: string | null };
+};
+
+export type BotDb = Kysely<BotTables>;
+
+export function botTables(db: Db): BotDb {
+  return db.withTables<BotTables>() as unknown as BotDb;
+}
+
+export interface ChatLink {
+  chatId: number;
+  userId: string;
+  tokenHash: string;
+}
+
+export async function findLink(db: BotDb, chatId: number): Promise<ChatLink | undefined> {
+  const row = await db.selectFrom('bot_chat_links').selectAll().where('chat_id', '=', chatId).executeTakeFirst();
+  return row && { chatId: Number(row.chat_id), userId: row.user_id, tokenHash: row.token_hash };
+}
+
+export async function saveLink(db: BotDb, link: ChatLink, at: Date): Promise<void> {
+  const values = { chat_id: link.chatId, user_id: link.userId, token_hash: link.tokenHash, linked_at: at.toISOString() };
+  await db
+    .insertInto('bot_chat_links')
+    .values(values)
+    .onConflict((oc) => oc.column('chat_id').doUpdateSet({ user_id: values.user_id, token_hash: values.token_hash, linked_at: values.linked_at }))
+    .execute();
+}
+
+export async function deleteLink(db: BotDb, chatId: number): Promise<boolean> {
+  const result = await db.deleteFrom('bot_chat_links').where('chat_id', '=', chatId).executeTakeFirst();
+  return Number(result.numDeletedRows) > 0;
+}
+
+export async function chatsOfUser(db: BotDb, userId: string): Promise<ChatLink[]> {
+  const rows = await db.selectFrom('bot_chat_links').selectAll().where('user_id', '=', userId).orderBy('chat_id').execute();
+  return rows.map((row) => ({ chatId: Number(row.chat_id), userId: row.user_id, tokenHash: row.token_hash }));
+}
+
+export async function readKv(db: BotDb, key: string): Promise<string | undefined> {
+  const row = await db.selectFrom('bot_kv').select('value').where('key', '=', key).executeTakeFirst();
+  return row?.value;
+}
+
+export async function writeKv(db: BotDb, key: string, value: string, at: Date): Promise<void> {
+  await db
+    .insertInto('bot_kv')
+    .values({ key, value, updated_at: at.toISOString() })
+    .onConflict((oc) => oc.column('key').doUpdateSet({ value, updated_at: at.toISOString() }))
+    .execute();
+}
+
+export async function deleteKv(db: BotDb, key: string): Promise<void> {
+  await db.deleteFrom('bot_kv').where('key', '=', key).execute();
+}
+
+export async function scheduleDeletion(db: BotDb, chatId: number, messageId: number, dueAt: Date): Promise<void> {
+  await db
+    .insertInto('bot_pending_deletions')
+    .values({ chat_id: chatId, message_id: messageId, due_at: dueAt.toISOString() })
+    .onConflict((oc) => oc.columns(['chat_id', 'message_id']).doNothing())
+    .execute();
+}
+
+export async function dueDeletions(db: BotDb, now: Date, limit = 50) {
+  const rows = await db
+    .selectFrom('bot_pending_deletions')
+    .selectAll()
+    .where('due_at', '<=', now.toISOString())
+    .orderBy('due_at')
+    .limit(limit)
+    .execute();
+  return rows.map((row) => ({ chatId: Number(row.chat_id), messageId: row.message_id }));
+}
+
+/** The earliest due time still pending, to sleep exactly until then. */
+export async function nextDeletionDue(db: BotDb): Promise<Date | undefined> {
+  const row = await db.selectFrom('bot_pending_deletions').select('due_at').orderBy('due_at').limit(1).executeTakeFirst();
+  return row ? new Date(row.due_at) : undefined;
+}
+
+export async function forgetDeletion(db: BotDb, chatId: number, messageId: number): Promise<void> {
+  await db.deleteFrom('bot_pending_deletions').where('chat_id', '=', chatId).where('message_id', '=', messageId).execute();
+}
+
+export async function wasDelivered(db: BotDb, seq: number, chatId: number): Promise<boolean> {
+  const row = await db.selectFrom('bot_deliveries').select('seq').where('seq', '=', seq).where('chat_id', '=', chatId).executeTakeFirst();
+  return row !== undefined;
+}
+
+export async function recordDelivery(db: BotDb, seq: number, chatId: number, at: Date): Promise<void> {
+  await db
+    .insertInto('bot_deliveries')
+    .values({ seq, chat_id: chatId, delivered_at: at.toISOString() })
+    .onConflict((oc) => oc.columns(['seq', 'chat_id']).doNothing())
+    .execute();
+}
+
+export async function issueConfirmation(db: BotDb, nonce: string, chatId: number, at: Date): Promise<void> {
+  await db.insertInto('bot_confirmations').values({ nonce, chat_id: chatId, created_at: at.toISOString(), used_at: null }).execute();
+}
+
+/** True for exactly one caller per nonce: the conditional update decides, not a read. */
+export async function claimConfirmation(db: BotDb, nonce: string, chatId: number, at: Date): Promise<boolean> {
+  const result = await db
+    .updateTable('bot_confirmations')
+    .set({ used_at: at.toISOString() })
+    .where('nonce', '=', nonce)
+    .where('chat_id', '=', chatId)
+    .where('used_at', 'is', null)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}

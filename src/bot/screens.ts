@@ -1,0 +1,62 @@
+import type { InlineKeyboard } from 'grammy';
+import type { Caller } from '../core/views.js';
+import type { BotContext } from './context.js';
+import { cardView, money, transactionLine } from './format.js';
+import { cardKeyboard, cardListKeyboard, pagerKeyboard } from './keyboards.js';
+import type { Services } from './services.js';
+
+/** Screens shown from several places (menu, commands, buttons): each reads the core and renders. */
+
+export interface Screen {
+  text: string;
+  keyboard?: InlineKeyboard;
+}
+
+export function callerOf(ctx: BotContext): Caller {
+  if (!ctx.caller) throw new Error('A linked chat was expected here');
+  return ctx.caller;
+}
+
+export async function walletScreen(ctx: BotContext, s: Services): Promise<Screen> {
+  const wallet = await s.core.walletBalance(callerOf(ctx));
+  return { text: ctx.t('wallet-balance', { balance: money(wallet.balance) }) };
+}
+
+export async function cardListScreen(ctx: BotContext, s: Services, action: 'view' | 'otps' = 'view'): Promise<Screen> {
+  const cards = await s.core.listCards(callerOf(ctx));
+  if (cards.length === 0) return { text: ctx.t('cards-none') };
+  const label = (c: (typeof cards)[number]) =>
+    ctx.t('card-line', { name: c.name, masked: c.maskedPan, balance: money(c.balance), status: c.status });
+  return { text: ctx.t(action === 'view' ? 'cards-title' : 'otps-pick-card'), keyboard: cardListKeyboard(cards, label, action) };
+}
+
+export async function cardScreen(ctx: BotContext, s: Services, cardId: string): Promise<Screen> {
+  const card = await s.core.getCard(callerOf(ctx), cardId);
+  const plans = await s.core.listPlans();
+  return { text: cardView(ctx.t, card, plans.find((p) => p.id === card.planId)), keyboard: cardKeyboard(ctx.t, card) };
+}
+
+export async function transactionsScreen(ctx: BotContext, s: Services, page: number, cardId?: string): Promise<Screen> {
+  const result = await s.core.listTransactions(callerOf(ctx), { page, limit: 5, card_id: cardId });
+  const { pagination } = result;
+  if (result.data.length === 0) return { text: ctx.t('tx-none') };
+  const lines = result.data.map((tx) => transactionLine(ctx.t, tx));
+  return {
+    text: [ctx.t('tx-title', { page: pagination.page, pages: pagination.totalPages }), ...lines].join('\n'),
+    keyboard: pagerKeyboard(ctx.t, pagination.page, pagination.hasPrev, pagination.hasNext, cardId),
+  };
+}
+
+/** Edits the message the button is under when there is one, else sends a new message. */
+export async function show(ctx: BotContext, screen: Screen, mode: 'edit' | 'reply'): Promise<void> {
+  const extra = { reply_markup: screen.keyboard };
+  if (mode === 'edit' && ctx.callbackQuery?.message) {
+    try {
+      await ctx.editMessageText(screen.text, extra);
+    } catch (error) {
+      if (!String(error).includes('message is not modified')) throw error;
+    }
+    return;
+  }
+  await ctx.reply(screen.text, extra);
+}

@@ -1,0 +1,61 @@
+import type { I18n } from '@grammyjs/i18n';
+import type { Api } from 'grammy';
+import type { Clock } from '../core/clock.js';
+import { isCardServiceError } from '../core/errors.js';
+import type { CardService } from '../core/service.js';
+import type { Db } from '../db/schema.js';
+import type { Logger } from '../logger.js';
+import type { BotContext } from './context.js';
+import { toRefusal, type Refusal } from './errors.js';
+import { scheduleDeletion, type BotDb } from './repository.js';
+
+export interface BotConfig {
+  token: string;
+  /** The Bot API root, e.g. https://api.telegram.org or a local test server. */
+  apiRoot: string;
+  sensitiveTtlSeconds: number;
+  otpTtlSeconds: number;
+  adminChatId?: number;
+  /** Per-user flood limit; `false` turns it off (benchmarks). Default: 10 updates per 3 s. */
+  rateLimit?: { timeFrameMs: number; limit: number } | false;
+  /** A conversation waiting longer than this for the user is dropped. Default 10 minutes. */
+  conversationIdleMs?: number;
+  /** How often the outbox and deletion loops look for work. Default 500 ms. */
+  pollIntervalMs?: number;
+}
+
+export interface BotDeps {
+  core: CardService;
+  db: Db;
+  clock: Clock;
+  logger: Logger;
+  config: BotConfig;
+}
+
+/** What features share: the deps, the bot's tables and the texts. Built once in `createBot`. */
+export interface Services extends Omit<BotDeps, 'db'> {
+  db: BotDb;
+  i18n: I18n<BotContext>;
+  /** Wakes the deletion loop when something new is scheduled. */
+  wakeDeletions(): void;
+}
+
+export type Outcome<T> = { ok: T } | { refused: Refusal };
+
+/** Runs a core call, turning a refusal into plain data (safe to keep in conversation state). */
+export async function attempt<T>(call: () => Promise<T>): Promise<Outcome<T>> {
+  try {
+    return { ok: await call() };
+  } catch (error) {
+    if (isCardServiceError(error)) return { refused: toRefusal(error) };
+    throw error;
+  }
+}
+
+/** Schedules a sent message for deletion after `ttlSeconds`, stored so a restart still deletes it. */
+export async function deleteLater(s: Services, chatId: number, messageId: number, ttlSeconds: number): Promise<void> {
+  await scheduleDeletion(s.db, chatId, messageId, new Date(s.clock.now().getTime() + ttlSeconds * 1000));
+  s.wakeDeletions();
+}
+
+export type { Api };
