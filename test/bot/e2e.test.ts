@@ -134,5 +134,70 @@ describe('the bot over real Bot API traffic', () => {
     const pushed = await server.nextMessage(alice.chatId, mark, otp.code);
     await server.waitForCall((c) => c.method === 'deleteMessage' && c.payload.message_id === pushed.messageId, mark);
     assert.ok(userId);
+
+    // Transactions, paged with next/previous.
+    for (let i = 0; i < 5; i++) await runtime.admin.simulatePurchase(card.id, 100, `Shop ${i}`);
+    press = alice.press(frozen, 'Transactions');
+    const page1 = await server.nextEdit(alice.chatId, press.mark, 'page 1 of 2');
+    press = alice.press(page1, 'Next');
+    const page2 = await server.nextEdit(alice.chatId, press.mark, 'page 2 of 2');
+    assert.match(labels(page2), /Previous/);
+
+    // Back to the card through /cards, then withdraw.
+    step = alice.send('/cards');
+    const list = await server.nextMessage(alice.chatId, step.mark, 'Your cards');
+    press = alice.press(list, 'Ads');
+    const cardView = await server.nextEdit(alice.chatId, press.mark, 'Status: active');
+    press = alice.press(cardView, 'Withdraw');
+    await server.nextMessage(alice.chatId, press.mark, 'How much to withdraw');
+    step = alice.send('5');
+    const withdrawConfirm = await server.nextMessage(alice.chatId, step.mark, 'Withdraw 5.00 USD');
+    press = alice.press(withdrawConfirm, 'Confirm');
+    await server.nextMessage(alice.chatId, press.mark, 'Withdrew 5.00 USD');
+
+    // Close: the irreversible warning, confirm, the balance back in the wallet.
+    // (Closing returns the balance like a withdrawal, so right after one the core refuses it.)
+    press = alice.press(cardView, 'Close card');
+    let warning = await server.nextMessage(alice.chatId, press.mark, 'cannot be undone');
+    press = alice.press(warning, 'Confirm');
+    await server.nextMessage(alice.chatId, press.mark, 'Please wait 15 minutes between withdrawals');
+
+    const caller = await runtime.core.authenticate(token);
+    await runtime.core.createCard(caller, { bin_id: card.binId, planId: card.planId, name: 'Spare' });
+    step = alice.send('/cards');
+    const list2 = await server.nextMessage(alice.chatId, step.mark, 'Your cards');
+    press = alice.press(list2, 'Spare');
+    const spareView = await server.nextEdit(alice.chatId, press.mark, 'Spare');
+    press = alice.press(spareView, 'Close card');
+    warning = await server.nextMessage(alice.chatId, press.mark, 'cannot be undone');
+    press = alice.press(warning, 'Confirm');
+    await server.nextMessage(alice.chatId, press.mark, 'Card closed');
+    const closedView = await server.nextEdit(alice.chatId, press.mark, 'Status: closed');
+    assert.doesNotMatch(labels(closedView), /Top up|Withdraw|Freeze|Details/);
+  });
+
+  it('deletes sensitive details on time even when the bot restarts before they fall due', async () => {
+    const { token } = await runtime.admin.createUser({ name: 'Bob', deposit: 50_000 });
+    const bob = server.user(1002);
+    const { bin, plan } = await (async () => ({ bin: (await runtime.core.listBins())[0]!, plan: (await runtime.core.listPlans())[0]! }))();
+    await runtime.core.createCard(await runtime.core.authenticate(token), { bin_id: bin.id, planId: plan.id, name: 'Travel' });
+    await running!.stop();
+    await start(3);
+
+    let step = bob.send(`/link ${token}`);
+    await server.nextMessage(bob.chatId, step.mark, 'Linked');
+    step = bob.send('/cards');
+    const list = await server.nextMessage(bob.chatId, step.mark, 'Your cards');
+    let press = bob.press(list, 'Travel');
+    const view = await server.nextEdit(bob.chatId, press.mark, 'Travel');
+    press = bob.press(view, 'Details');
+    const details = await server.nextMessage(bob.chatId, press.mark, 'Card details');
+
+    await running!.stop();
+    const restartMark = server.mark();
+    await start(3);
+    const deletion = await server.waitForCall((c) => c.method === 'deleteMessage' && c.payload.message_id === details.messageId, restartMark);
+    assert.equal(deletion.ok, true);
+    assert.ok(server.message(bob.chatId, details.messageId)!.deleted);
   });
 });
