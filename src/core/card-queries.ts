@@ -1,3 +1,4 @@
+import { compiledOnce } from '../db/compiled-query.js';
 import type { Executor } from '../db/schema.js';
 import { CardServiceError, type Refusal } from './errors.js';
 import { type Caller, type CardWithBalance } from './views.js';
@@ -16,19 +17,23 @@ export function selectCards(ex: Executor) {
     .select('accounts.balance');
 }
 
+const ownedCard = compiledOnce(2, (ex, cardId: string, userId: string) =>
+  selectCards(ex).where('cards.id', '=', cardId).where('cards.user_id', '=', userId),
+);
+
 /** The caller's card by id; another user's card reads exactly like a missing one. */
 export async function findOwnedCard(ex: Executor, caller: Caller, cardId: string): Promise<CardWithBalance> {
   if (!isUuid(cardId)) throw new CardServiceError('CARD_NOT_FOUND');
-  const card = await selectCards(ex)
-    .where('cards.id', '=', cardId)
-    .where('cards.user_id', '=', caller.userId)
-    .executeTakeFirst();
+  const [card] = (await ownedCard.execute(ex, cardId, caller.userId)).rows;
   if (!card) throw new CardServiceError('CARD_NOT_FOUND');
   return card;
 }
 
+const balanceOf = compiledOnce(1, (ex, accountId: number) => ex.selectFrom('accounts').select('balance').where('id', '=', accountId));
+
 export async function accountBalance(ex: Executor, accountId: number): Promise<number> {
-  const row = await ex.selectFrom('accounts').select('balance').where('id', '=', accountId).executeTakeFirstOrThrow();
+  const [row] = (await balanceOf.execute(ex, accountId)).rows;
+  if (!row) throw new Error(`No account ${accountId}`);
   return Number(row.balance);
 }
 

@@ -1,3 +1,4 @@
+import { compiledOnce } from '../db/compiled-query.js';
 import type { AccountKind, Executor } from '../db/schema.js';
 import type { Cents } from './money.js';
 
@@ -67,30 +68,47 @@ export async function postJournal(trx: Executor, journal: JournalRequest): Promi
     }
     balances.set(posting.accountId, balance);
   }
-  const { id: journalId } = await trx
-    .insertInto('journals')
-    .values({ reference: journal.reference, kind: journal.kind, created_at: journal.at })
-    .returning('id')
-    .executeTakeFirstOrThrow();
+  const [journalRow] = (await insertJournal.execute(trx, journal.reference, journal.kind, journal.at)).rows;
+  if (!journalRow) throw new Error(`Journal ${journal.kind} was not written`);
+  const journalId = journalRow.id;
   if (postings.length > 0) {
-    await trx
-      .insertInto('entries')
-      .values(postings.map((p) => ({ journal_id: journalId, account_id: p.accountId, amount: p.amount })))
-      .execute();
+    await insertEntries(postings.length).execute(trx, ...postings.flatMap((p) => [journalId, p.accountId, p.amount]));
   }
   return { journalId, balances };
 }
 
+// The hot path of every movement: compiled once, re-executed with new values.
+const insertJournal = compiledOnce(3, (trx, reference: string, kind: string, at: string) =>
+  trx.insertInto('journals').values({ reference, kind, created_at: at }).returning('id'),
+);
+
+const entriesInserts = new Map<number, ReturnType<typeof compileEntriesInsert>>();
+function compileEntriesInsert(count: number) {
+  return compiledOnce(count * 3, (trx, ...values: number[]) =>
+    trx.insertInto('entries').values(
+      Array.from({ length: count }, (_, i) => ({ journal_id: values[3 * i]!, account_id: values[3 * i + 1]!, amount: values[3 * i + 2]! })),
+    ),
+  );
+}
+function insertEntries(count: number) {
+  let insert = entriesInserts.get(count);
+  if (!insert) entriesInserts.set(count, (insert = compileEntriesInsert(count)));
+  return insert;
+}
+
+const addToBalance = compiledOnce(4, (trx, amount: Cents, at: string, accountId: number, sameAmount: Cents) =>
+  trx
+    .updateTable('accounts')
+    .set((eb) => ({ balance: eb('balance', '+', amount), updated_at: at }))
+    .where('id', '=', accountId)
+    .where((eb) => eb.or([eb('kind', '=', 'system'), eb(eb('balance', '+', sameAmount), '>=', 0)]))
+    .returning('balance'),
+);
+
 /** A conditional update: a user account never goes below zero, whatever runs beside it. */
 async function moveBalance(trx: Executor, posting: Posting, at: string): Promise<Cents | null> {
-  const row = await trx
-    .updateTable('accounts')
-    .set((eb) => ({ balance: eb('balance', '+', posting.amount), updated_at: at }))
-    .where('id', '=', posting.accountId)
-    .where((eb) => eb.or([eb('kind', '=', 'system'), eb(eb('balance', '+', posting.amount), '>=', 0)]))
-    .returning('balance')
-    .executeTakeFirst();
-  return row ? row.balance : null;
+  const [row] = (await addToBalance.execute(trx, posting.amount, at, posting.accountId, posting.amount)).rows;
+  return row ? Number(row.balance) : null;
 }
 
 export interface LedgerDifference {

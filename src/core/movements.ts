@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { compiledOnce } from '../db/compiled-query.js';
 import { accountBalance, claimCooldown, findOwnedCard, isUuid, secondsUntil, unlessRefused } from './card-queries.js';
 import { recordCardTransaction } from './card-records.js';
 import type { CoreDeps } from './deps.js';
@@ -8,6 +9,24 @@ import { postJournal, SYSTEM_ACCOUNTS, systemAccountId } from './ledger.js';
 import { ProviderError } from './provider.js';
 import type { AmountInput } from './schemas.js';
 import type { Caller, TopupQuote, TopupResult, WithdrawResult } from './views.js';
+
+// The top-up's own statements, compiled once (the hot path of the service).
+const claimTopupAttempt = compiledOnce(4, (trx, at: string, cardId: string, userId: string, threshold: string) =>
+  trx
+    .updateTable('cards')
+    .set({ last_topup_attempt_at: at })
+    .where('id', '=', cardId)
+    .where('user_id', '=', userId)
+    .where((eb) => eb.or([eb('last_topup_attempt_at', 'is', null), eb('last_topup_attempt_at', '<=', threshold)]))
+    .returning(['account_id', 'status', 'category', 'deposit', 'limit_amount', 'currency']),
+);
+
+const addToDeposit = compiledOnce(3, (trx, amount: number, at: string, cardId: string) =>
+  trx
+    .updateTable('cards')
+    .set((eb) => ({ deposit: eb('deposit', '+', amount), updated_at: at }))
+    .where('id', '=', cardId),
+);
 
 /** Money between the wallet and a card: top-ups (with their quote) and withdrawals. */
 export function createMovementOperations({ db, clock, provider, settings }: CoreDeps) {
@@ -39,16 +58,7 @@ export function createMovementOperations({ db, clock, provider, settings }: Core
       const at = now.toISOString();
       const result = await db.transaction().execute(async (trx): Promise<TopupResult | Refusal> => {
         const threshold = new Date(now.getTime() - settings.topupCooldownSeconds * 1000).toISOString();
-        const card = await trx
-          .updateTable('cards')
-          .set({ last_topup_attempt_at: at })
-          .where('id', '=', cardId)
-          .where('user_id', '=', caller.userId)
-          .where((eb) =>
-            eb.or([eb('last_topup_attempt_at', 'is', null), eb('last_topup_attempt_at', '<=', threshold)]),
-          )
-          .returning(['account_id', 'status', 'category', 'deposit', 'limit_amount', 'currency'])
-          .executeTakeFirst();
+        const [card] = (await claimTopupAttempt.execute(trx, at, cardId, caller.userId, threshold)).rows;
         if (!card) {
           const owned = await findOwnedCard(trx, caller, cardId);
           const seconds = secondsUntil(owned.last_topup_attempt_at, settings.topupCooldownSeconds, now);
@@ -79,11 +89,7 @@ export function createMovementOperations({ db, clock, provider, settings }: Core
           const available = await accountBalance(trx, caller.walletAccountId);
           return refuse('INSUFFICIENT_WALLET_BALANCE', { total, amount, fee, available });
         }
-        await trx
-          .updateTable('cards')
-          .set((eb) => ({ deposit: eb('deposit', '+', amount), updated_at: at }))
-          .where('id', '=', cardId)
-          .execute();
+        await addToDeposit.execute(trx, amount, at, cardId);
         await recordCardTransaction(trx, {
           id: transactionId,
           cardId,

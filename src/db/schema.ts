@@ -182,6 +182,7 @@ export type Executor = Kysely<Database> | Transaction<Database>;
 
 export type CardRow = Selectable<CardsTable>;
 export type NewCardRow = Insertable<CardsTable>;
+export type NewCardTransactionRow = Insertable<CardTransactionsTable>;
 export type CardUpdate = Updateable<CardsTable>;
 export type BinRow = Selectable<BinsTable>;
 export type PlanRow = Selectable<PlansTable>;
