@@ -30,7 +30,7 @@ export function installIdempotency(app: FastifyInstance, store: IdempotencyStore
   app.decorateRequest('idempotencyKey', null);
 
   app.addHook('preHandler', async (request: FastifyRequest, reply: FastifyReply) => {
-    if (request.method !== 'POST' || request.routeOptions.config?.public === true) return;
+    if (request.method !== 'POST' || request.is404 || request.routeOptions.config?.public === true) return;
     const key = request.headers['idempotency-key'];
     if (key === undefined) return;
     if (typeof key !== 'string' || !KEY.test(key)) {
