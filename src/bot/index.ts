@@ -36,8 +36,9 @@ const servicesOf = new WeakMap<Bot<BotContext>, Services>();
  * const bot = createBot({ core, db, clock, logger, config: { token, apiRoot, sensitiveTtlSeconds: 60, otpTtlSeconds: 300 } });
  * await bot.handleUpdate(update);
  */
-export function createBot(deps: BotDeps, options: { botInfo?: UserFromGetMe } = {}): Bot<BotContext> {
-  const bot = new Bot<BotContext>(deps.config.token, { botInfo: options.botInfo, client: { apiRoot: deps.config.apiRoot } });
+export function createBot(deps: BotDeps, options: { botInfo?: UserFromGetMe; fetch?: typeof fetch } = {}): Bot<BotContext> {
+  const client = { apiRoot: deps.config.apiRoot, ...(options.fetch ? { fetch: options.fetch } : {}) };
+  const bot = new Bot<BotContext>(deps.config.token, { botInfo: options.botInfo, client });
   bot.api.config.use(autoRetry({ maxRetryAttempts: 3, maxDelaySeconds: 30 }));
 
   const i18n = createI18n<BotContext>();
@@ -47,7 +48,14 @@ export function createBot(deps: BotDeps, options: { botInfo?: UserFromGetMe } = 
   servicesOf.set(bot, s);
 
   const idle = deps.config.conversationIdleMs ?? 10 * 60_000;
-  const inConversation = [i18n as unknown as Middleware<ConversationContext>];
+  // Conversation contexts get a fresh Api: give it the bot's transformers (auto-retry and any other).
+  const inConversation: Middleware<ConversationContext>[] = [
+    (ctx, next) => {
+      ctx.api.config.use(...bot.api.config.installedTransformers());
+      return next();
+    },
+    i18n as unknown as Middleware<ConversationContext>,
+  ];
   const mainMenu = createMainMenu(s);
 
   bot.use(async (ctx, next) => {
@@ -61,8 +69,10 @@ export function createBot(deps: BotDeps, options: { botInfo?: UserFromGetMe } = 
     bot.use(limit({ timeFrame: rate.timeFrameMs, limit: rate.limit, onLimitExceeded: (ctx: BotContext) => void ctx.reply(ctx.t('rate-limited')).catch(() => undefined) }));
   }
   bot.use(i18n);
-  bot.use(groupFeature());
-  const chat = bot.filter((ctx) => ctx.chat?.type === 'private');
+  // One error boundary around every feature, so polling, webhooks and handleUpdate all report alike.
+  const guarded = bot.errorBoundary(handleBotError(s));
+  guarded.use(groupFeature());
+  const chat = guarded.filter((ctx) => ctx.chat?.type === 'private');
   chat.use(session<SessionData, BotContext>({ initial: () => ({}), storage: kvStorage(s.db, deps.clock, 'session:') }));
   chat.use(
     conversations<BotContext, ConversationContext>({
@@ -83,7 +93,7 @@ export function createBot(deps: BotDeps, options: { botInfo?: UserFromGetMe } = 
   chat.use(cardsFeature(s));
   chat.use(unhandledFeature());
 
-  bot.catch(handleBotError(s));
+  bot.catch((error) => deps.logger.error({ err: error.error, updateId: error.ctx.update.update_id }, 'error outside the error boundary'));
   return bot;
 }
 

@@ -1,0 +1,74 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { createHarness, texts } from '../harness.js';
+import { newCard, newCustomer } from '../../helpers/core.js';
+import { callbackUpdate, textUpdate } from '../../helpers/updates.js';
+
+describe('card buttons', () => {
+  it("another user's card id in callback data gets 'Card not found or access denied'", async () => {
+    const h = await createHarness();
+    await h.linkedCustomer(6001);
+    const stranger = await newCustomer(h.t, 10_000, 'Mallory');
+    const theirs = await newCard(h.t, stranger);
+    for (const action of ['view', 'freeze', 'details', 'topup', 'close']) {
+      const calls = await h.send(callbackUpdate({ id: 6001 }, `c:${action}:${theirs.id}`));
+      assert.match(texts(calls).join('\n'), /Card not found or access denied\. Open your cards with \/cards\./, action);
+      assert.equal(calls.filter((c) => c.method === 'answerCallbackQuery').length, 1, `${action}: answered exactly once`);
+    }
+    assert.equal((await h.t.core.getCard(stranger.caller, theirs.id)).status, 'active');
+  });
+
+  it('shows freeze or unfreeze, whichever applies, and redraws the view in place', async () => {
+    const h = await createHarness();
+    const me = await h.linkedCustomer(6002);
+    const card = await newCard(h.t, me);
+    const buttons = (calls: { payload: Record<string, any> }[]) =>
+      calls.flatMap((c) => (c.payload.reply_markup?.inline_keyboard ?? []).flat().map((b: { text: string }) => b.text)).join(' ');
+    let calls = await h.send(callbackUpdate({ id: 6002 }, `c:freeze:${card.id}`, 42));
+    const edit = calls.find((c) => c.method === 'editMessageText')!;
+    assert.equal(edit.payload.message_id, 42);
+    assert.match(edit.payload.text, /Status: frozen/);
+    assert.match(buttons([edit]), /Unfreeze/);
+    assert.doesNotMatch(buttons([edit]), /🧊 Freeze/);
+    calls = await h.send(callbackUpdate({ id: 6002 }, `c:freeze:${card.id}`, 42));
+    assert.match(texts(calls).join('\n'), /Card is already frozen/);
+  });
+
+  it('sends details protected, as spoilers, and schedules their deletion', async () => {
+    const h = await createHarness({ sensitiveTtlSeconds: 60 });
+    const me = await h.linkedCustomer(6003);
+    const card = await newCard(h.t, me);
+    const calls = await h.send(callbackUpdate({ id: 6003 }, `c:details:${card.id}`));
+    const sent = calls.find((c) => c.method === 'sendMessage')!;
+    assert.equal(sent.payload.protect_content, true);
+    assert.deepEqual(sent.payload.entities.map((e: { type: string }) => e.type), ['spoiler', 'spoiler', 'spoiler']);
+    const details = await h.t.core.getSensitiveDetails(me.caller, card.id);
+    assert.ok(!h.log().includes(details.pan) && !h.log().includes(details.cvv), 'card data never reaches the log');
+    const pending = await h.t.database.db.withTables<{ bot_pending_deletions: { chat_id: number; message_id: number; due_at: string } }>()
+      .selectFrom('bot_pending_deletions').selectAll().execute();
+    assert.equal(pending.length, 1);
+    assert.equal(pending[0]!.due_at, new Date(h.t.clock.now().getTime() + 60_000).toISOString());
+  });
+
+  it('a group gets a one-line refusal and nothing else', async () => {
+    const h = await createHarness();
+    const me = await h.linkedCustomer(6004);
+    const card = await newCard(h.t, me);
+    let calls = await h.send(textUpdate({ id: 6004, groupId: -100 }, '/cards'));
+    assert.deepEqual(texts(calls), ['I only work in a private chat with you.']);
+    calls = await h.send(callbackUpdate({ id: 6004, groupId: -100 }, `c:details:${card.id}`));
+    assert.deepEqual(calls.map((c) => c.method), ['answerCallbackQuery']);
+  });
+
+  it('pages transactions with next and previous', async () => {
+    const h = await createHarness();
+    const me = await h.linkedCustomer(6005);
+    const card = await newCard(h.t, me);
+    await h.t.core.topup(me.caller, card.id, { amount: 10_000 });
+    for (let i = 0; i < 6; i++) await h.t.admin.simulatePurchase(card.id, 100, `Shop ${i}`);
+    let calls = await h.send(callbackUpdate({ id: 6005 }, 't:1:*'));
+    assert.match(texts(calls)[0]!, /page 1 of 2/);
+    calls = await h.send(callbackUpdate({ id: 6005 }, 't:2:*'));
+    assert.match(texts(calls)[0]!, /page 2 of 2/);
+  });
+});
