@@ -29,8 +29,7 @@ function requestHash(request: FastifyRequest): string {
 export function installIdempotency(app: FastifyInstance, store: IdempotencyStore, clock: Clock): void {
   app.decorateRequest('idempotencyKey', null);
 
-  app.addHook('preHandler', async (request: FastifyRequest, reply: FastifyReply) => {
-    if (request.method !== 'POST' || request.is404 || request.routeOptions.config?.public === true) return;
+  async function claim(request: FastifyRequest, reply: FastifyReply) {
     const key = request.headers['idempotency-key'];
     if (key === undefined) return;
     if (typeof key !== 'string' || !KEY.test(key)) {
@@ -59,9 +58,9 @@ export function installIdempotency(app: FastifyInstance, store: IdempotencyStore
           .code(409)
           .send(failure('A request with this Idempotency-Key is still being processed; retry shortly', clock.now(), { errorField }));
     }
-  });
+  }
 
-  app.addHook('onSend', async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+  async function keepReply(request: FastifyRequest, reply: FastifyReply, payload: unknown) {
     const key = request.idempotencyKey;
     if (key === null) return payload;
     request.idempotencyKey = null;
@@ -72,5 +71,17 @@ export function installIdempotency(app: FastifyInstance, store: IdempotencyStore
       await store.complete(request.caller.userId, key, status, payload);
     }
     return payload;
+  }
+
+  // Attached to the authenticated POST routes only, so other requests do not pay for it.
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    if (!methods.includes('POST') || route.config?.public === true) return;
+    route.preHandler = [...asArray(route.preHandler), claim];
+    route.onSend = [...asArray(route.onSend), keepReply];
   });
+}
+
+function asArray<T>(value: T | T[] | undefined): T[] {
+  return value === undefined ? [] : Array.isArray(value) ? value : [value];
 }

@@ -13,9 +13,18 @@ export function installMetrics(app: FastifyInstance): void {
     registers: [registry],
   });
 
-  app.addHook('onResponse', async (request: FastifyRequest, reply: FastifyReply) => {
+  // One labelled child per (method, route, status), looked up by a plain string key.
+  const series = new Map<string, { observe(seconds: number): void }>();
+  app.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
     const route = request.is404 ? 'unknown' : (request.routeOptions.url ?? 'unknown');
-    duration.observe({ method: request.method, route, status_code: reply.statusCode }, reply.elapsedTime / 1000);
+    const key = `${request.method} ${route} ${reply.statusCode}`;
+    let child = series.get(key);
+    if (!child) {
+      child = duration.labels({ method: request.method, route, status_code: reply.statusCode });
+      series.set(key, child);
+    }
+    child.observe(reply.elapsedTime / 1000);
+    done();
   });
 
   app.get('/metrics', { config: { public: true }, schema: { hide: true } }, async (_request, reply) => {

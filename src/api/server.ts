@@ -48,6 +48,8 @@ export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
     loggerInstance: logger as FastifyBaseLogger,
     // Per-request lines are left to metrics; faults are logged with their request id.
     logController: new LogController({ disableRequestLogging: true }),
+    // No child logger per request (a redacting pino child is costly); faults log their request id themselves.
+    childLoggerFactory: (parent) => parent,
     bodyLimit: deps.bodyLimit ?? 16_384,
     genReqId: () => randomUUID(),
     routerOptions: { maxParamLength: 100 },

@@ -1,0 +1,202 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import autocannon from 'autocannon';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { createHttpServer } from '../src/api/server.js';
+import { startCore } from '../src/compose.js';
+import { systemClock } from '../src/core/clock.js';
+import { hashToken } from '../src/core/secrets.js';
+import { openSqlite } from '../src/db/database.js';
+import { createLogger } from '../src/logger.js';
+
+// The HTTP path against a bare Fastify route doing the same database work with raw better-sqlite3
+// (same file, same pragmas: WAL, synchronous=FULL), in the same run, 50 connections:
+//   wallet-balance reads   target: API ≥ 60% of bare req/s
+//   top-ups off cooldown   target: API ≥ 60% of bare req/s, API p99 ≤ 1.5 × bare p99
+// Each pair runs A-B-B-A (bare, API, API, bare) so a growing database favours neither.
+
+const CONNECTIONS = 50;
+const SLICE_SECONDS = 4;
+const CARDS = 5000;
+
+interface Figures {
+  rps: number;
+  p50: number;
+  p99: number;
+  non2xx: number;
+}
+
+async function listen(app: FastifyInstance): Promise<string> {
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  return `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+}
+
+/** The same statements the core runs for an authenticated wallet read and a top-up, by hand. */
+function bareServer(file: string): FastifyInstance {
+  const raw = openSqlite(file);
+  const auth = raw.prepare(
+    `select users.id as userId, users.wallet_account_id as walletAccountId from api_tokens
+     inner join users on users.id = api_tokens.user_id where api_tokens.token_hash = ? and api_tokens.revoked_at is null`,
+  );
+  const wallet = raw.prepare(`select balance, updated_at from accounts where id = ? and kind = 'wallet'`);
+  const begin = raw.prepare('begin immediate');
+  const commit = raw.prepare('commit');
+  const rollback = raw.prepare('rollback');
+  const claim = raw.prepare(
+    `update cards set last_topup_attempt_at = ? where id = ? and user_id = ?
+     and (last_topup_attempt_at is null or last_topup_attempt_at <= ?)
+     returning account_id, status, category, deposit, limit_amount, currency`,
+  );
+  const fee = raw.prepare('select percent_bps, fixed_amount from platform_fees where category = ?');
+  const revenue = raw.prepare(`select id from accounts where code = 'platform:revenue'`).get() as { id: number };
+  const move = raw.prepare(
+    `update accounts set balance = balance + ?, updated_at = ? where id = ? and (kind = 'system' or balance + ? >= 0) returning balance`,
+  );
+  const journal = raw.prepare('insert into journals (reference, kind, created_at) values (?, ?, ?) returning id');
+  const entries = raw.prepare('insert into entries (journal_id, account_id, amount) values (?, ?, ?), (?, ?, ?), (?, ?, ?)');
+  const deposit = raw.prepare('update cards set deposit = deposit + ?, updated_at = ? where id = ?');
+  const line = raw.prepare(
+    `insert into card_transactions (id, card_id, user_id, journal_id, status, side, amount, currency, type, merchant_name,
+     original_amount, original_currency, decline_code, created_at, updated_at) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  );
+  type Caller = { userId: string; walletAccountId: number };
+  const caller = (header: string | undefined) => auth.get(hashToken((header ?? '').slice(7))) as Caller | undefined;
+
+  const app = Fastify();
+  app.get('/bare/wallet/balance', async (request, reply) => {
+    const who = caller(request.headers.authorization);
+    if (!who) return reply.code(401).send({ success: false });
+    const row = wallet.get(who.walletAccountId) as { balance: number; updated_at: string };
+    return { success: true, data: { balance: row.balance / 100, updated_at: row.updated_at }, message: 'ok', timestamp: new Date().toISOString() };
+  });
+  app.post<{ Params: { id: string }; Body: { amount: number } }>('/bare/cards/:id/topup', async (request, reply) => {
+    const who = caller(request.headers.authorization);
+    if (!who) return reply.code(401).send({ success: false });
+    const amount = Math.round(request.body.amount * 100);
+    const now = new Date();
+    const at = now.toISOString();
+    const cardId = request.params.id;
+    begin.run();
+    try {
+      const card = claim.get(at, cardId, who.userId, new Date(now.getTime() - 1000).toISOString()) as
+        | { account_id: number; category: string; deposit: number; limit_amount: number; currency: string }
+        | undefined;
+      if (!card) {
+        rollback.run();
+        return reply.code(429).send({ success: false });
+      }
+      const f = fee.get(card.category) as { percent_bps: number; fixed_amount: number };
+      const platformFee = Math.floor((amount * f.percent_bps + 5000) / 10000) + f.fixed_amount;
+      const total = amount + platformFee;
+      const transactionId = randomUUID();
+      const walletRow = move.get(-total, at, who.walletAccountId, -total) as { balance: number };
+      const cardRow = move.get(amount, at, card.account_id, amount) as { balance: number };
+      move.get(platformFee, at, revenue.id, platformFee);
+      const { id: journalId } = journal.get(`topup:${transactionId}`, 'topup', at) as { id: number };
+      entries.run(journalId, who.walletAccountId, -total, journalId, card.account_id, amount, journalId, revenue.id, platformFee);
+      deposit.run(amount, at, cardId);
+      line.run(transactionId, cardId, who.userId, journalId, 'Approved', 'Credit', amount, card.currency, 'topup', 'Wallet top-up', amount, card.currency, null, at, at);
+      commit.run();
+      return {
+        success: true,
+        data: {
+          card_id: cardId, transaction_id: transactionId, invoice_id: journalId, wallet_balance: walletRow.balance / 100,
+          total_charged: total / 100, platform_fee_amount: platformFee / 100, new_card_balance: cardRow.balance / 100,
+        },
+        message: 'ok',
+        timestamp: at,
+      };
+    } catch (error) {
+      rollback.run();
+      throw error;
+    }
+  });
+  app.addHook('onClose', async () => raw.close());
+  return app;
+}
+
+async function load(url: string, options: Partial<autocannon.Options>): Promise<Figures> {
+  const result = await autocannon({ url, connections: CONNECTIONS, duration: SLICE_SECONDS, ...options });
+  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx + result.errors };
+}
+
+/** A-B-B-A: bare, API, API, bare; requests and latencies averaged per side. */
+async function abba(bare: () => Promise<Figures>, api: () => Promise<Figures>): Promise<{ bare: Figures; api: Figures }> {
+  const b1 = await bare();
+  const a1 = await api();
+  const a2 = await api();
+  const b2 = await bare();
+  const mean = (x: Figures, y: Figures): Figures => ({
+    rps: (x.rps + y.rps) / 2, p50: (x.p50 + y.p50) / 2, p99: (x.p99 + y.p99) / 2, non2xx: x.non2xx + y.non2xx,
+  });
+  return { bare: mean(b1, b2), api: mean(a1, a2) };
+}
+
+function report(name: string, r: { bare: Figures; api: Figures }, targets: { rps: number; p99?: number }): void {
+  const rpsRatio = r.api.rps / r.bare.rps;
+  const p99Ratio = r.api.p99 / r.bare.p99;
+  const row = (side: string, f: Figures) =>
+    `  ${side.padEnd(5)} ${f.rps.toFixed(0).padStart(7)} req/s   p50 ${f.p50.toFixed(1).padStart(5)} ms   p99 ${f.p99.toFixed(1).padStart(5)} ms   non-2xx ${f.non2xx}`;
+  console.log(`${name} (${CONNECTIONS} connections)`);
+  console.log(row('bare', r.bare));
+  console.log(row('api', r.api));
+  const rpsOk = rpsRatio >= targets.rps ? 'ok' : 'BELOW TARGET';
+  let line = `  api/bare req/s ${(rpsRatio * 100).toFixed(0)}% (target ≥ ${targets.rps * 100}%: ${rpsOk})`;
+  if (targets.p99 !== undefined) {
+    line += `; p99 ${p99Ratio.toFixed(2)}× bare (target ≤ ${targets.p99}×: ${p99Ratio <= targets.p99 ? 'ok' : 'ABOVE TARGET'})`;
+  }
+  console.log(line);
+}
+
+export default async function (): Promise<void> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'api-bench-'));
+  const file = path.join(dir, 'bench.db');
+  const runtime = await startCore({ databaseUrl: file, cardDataKey: randomBytes(32), clock: systemClock, settings: { topupCooldownSeconds: 1 } });
+  const apps: FastifyInstance[] = [];
+  try {
+    // Setup without waiting on the disk; the measured runs use synchronous=FULL again.
+    runtime.database.sqlite!.pragma('synchronous = OFF');
+    const { userId, token } = await runtime.admin.createUser({ name: 'Bench', deposit: 10_000_000_000 });
+    const caller = await runtime.core.authenticate(token);
+    const bin = (await runtime.core.listBins()).find((b) => !b.wallet)!;
+    const plan = (await runtime.core.listPlans()).at(-1)!;
+    const cards: string[] = [];
+    for (let i = 0; i < CARDS; i++) cards.push((await runtime.core.createCard(caller, { bin_id: bin.id, planId: plan.id, name: `c${i}` })).id);
+    runtime.database.sqlite!.pragma('synchronous = FULL');
+    void userId;
+
+    const api = createHttpServer({ core: runtime.core, db: runtime.database.db, logger: createLogger('silent'), clock: systemClock });
+    const bare = bareServer(file);
+    apps.push(api, bare);
+    const apiUrl = await listen(api);
+    const bareUrl = await listen(bare);
+    const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+
+    const reads = await abba(
+      () => load(`${bareUrl}/bare/wallet/balance`, { headers }),
+      () => load(`${apiUrl}/api/v1/wallet/balance`, { headers }),
+    );
+    report('wallet-balance reads', reads, { rps: 0.6 });
+
+    // Cards in turn, each visited at most every CARDS / throughput seconds: off its 1 s cooldown.
+    let next = 0;
+    const topups = (prefix: string) => () =>
+      load(`${prefix}`, {
+        method: 'POST',
+        headers,
+        body: '{"amount":5}',
+        requests: [{ setupRequest: (req) => ({ ...req, path: `${new URL(prefix).pathname.replace(/\/$/, '')}/${cards[next++ % CARDS]}/topup` }) }],
+      });
+    const writes = await abba(topups(`${bareUrl}/bare/cards`), topups(`${apiUrl}/api/v1/cards`));
+    report('top-ups off cooldown', writes, { rps: 0.6, p99: 1.5 });
+    const ledger = await runtime.admin.checkLedger();
+    console.log(`  ledger after the run: ${ledger.differences.length} differences, ${ledger.unbalancedJournals.length} unbalanced journals`);
+  } finally {
+    for (const app of apps) await app.close();
+    await runtime.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
