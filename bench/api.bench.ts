@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -16,7 +16,8 @@ import { createLogger } from '../src/logger.js';
 // (same file, same pragmas: WAL, synchronous=FULL), in the same run, 50 connections:
 //   wallet-balance reads   target: API ≥ 60% of bare req/s
 //   top-ups off cooldown   target: API ≥ 60% of bare req/s, API p99 ≤ 1.5 × bare p99
-// Each pair runs A-B-B-A (bare, API, API, bare) so a growing database favours neither.
+// Each pair runs A-B-B-A (bare, API, API, bare) so a growing database favours neither. The load
+// generator runs in a worker thread, so the servers have the main thread to themselves.
 
 const CONNECTIONS = 50;
 const SLICE_SECONDS = 4;
@@ -119,7 +120,7 @@ function bareServer(file: string): FastifyInstance {
 }
 
 async function load(url: string, options: Partial<autocannon.Options>): Promise<Figures> {
-  const result = await autocannon({ url, connections: CONNECTIONS, duration: SLICE_SECONDS, ...options });
+  const result = await autocannon({ url, connections: CONNECTIONS, duration: SLICE_SECONDS, workers: 1, ...options });
   return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx + result.errors };
 }
 
@@ -182,15 +183,22 @@ export default async function (): Promise<void> {
     report('wallet-balance reads', reads, { rps: 0.6 });
 
     // Cards in turn, each visited at most every CARDS / throughput seconds: off its 1 s cooldown.
-    let next = 0;
-    const topups = (prefix: string) => () =>
-      load(`${prefix}`, {
-        method: 'POST',
-        headers,
-        body: '{"amount":5}',
-        requests: [{ setupRequest: (req) => ({ ...req, path: `${new URL(prefix).pathname.replace(/\/$/, '')}/${cards[next++ % CARDS]}/topup` }) }],
-      });
-    const writes = await abba(topups(`${bareUrl}/bare/cards`), topups(`${apiUrl}/api/v1/cards`));
+    // (In workers mode autocannon takes request hooks as module files.)
+    writeFileSync(path.join(dir, 'cards.json'), JSON.stringify(cards));
+    const rotation = (prefix: string) => {
+      const file = path.join(dir, `rotate-${prefix.replace(/\W/g, '')}.cjs`);
+      writeFileSync(
+        file,
+        `const cards = require('./cards.json'); let next = Math.floor(Math.random() * cards.length);\n` +
+          `module.exports = (req) => ({ ...req, path: '${prefix}/' + cards[next++ % cards.length] + '/topup' });\n`,
+      );
+      return file;
+    };
+    const topups = (url: string, prefix: string) => {
+      const setupRequest = rotation(prefix);
+      return () => load(url, { method: 'POST', headers, body: '{"amount":5}', requests: [{ setupRequest: setupRequest as never }] });
+    };
+    const writes = await abba(topups(bareUrl, '/bare/cards'), topups(apiUrl, '/api/v1/cards'));
     report('top-ups off cooldown', writes, { rps: 0.6, p99: 1.5 });
     const ledger = await runtime.admin.checkLedger();
     console.log(`  ledger after the run: ${ledger.differences.length} differences, ${ledger.unbalancedJournals.length} unbalanced journals`);

@@ -1,4 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { CardServiceError } from '../core/errors.js';
+import { hashToken } from '../core/secrets.js';
 import type { CardService } from '../core/service.js';
 import type { Caller } from '../core/views.js';
 
@@ -28,6 +30,8 @@ export function installAuthentication(app: FastifyInstance, core: CardService): 
   app.decorateRequest('caller', null as unknown as Caller);
   app.addHook('onRequest', async (request: FastifyRequest) => {
     if (request.is404 || request.routeOptions.config?.public === true) return;
-    request.caller = await core.authenticate(bearerToken(request.headers.authorization));
+    const token = bearerToken(request.headers.authorization);
+    if (token === undefined) throw new CardServiceError('INVALID_TOKEN');
+    request.caller = await core.authenticateByTokenHash(hashToken(token));
   });
 }
