@@ -1,11 +1,11 @@
 import type { ConversationFlavor } from '@grammyjs/conversations';
 import type { I18nFlavor } from '@grammyjs/i18n';
-import type { Context, SessionFlavor } from 'grammy';
+import type { Context, LazySessionFlavor } from 'grammy';
 import type { Caller } from '../core/views.js';
 import type { Logger } from '../logger.js';
 import type { ChatLink } from './repository.js';
 
-/** What a chat remembers between updates (kept in `bot_kv`). */
+/** What a chat remembers between updates (kept in `bot_kv`, read only when used). */
 export interface SessionData {
   /** The card last opened, for `/cards` round trips. */
   lastCardId?: string;
@@ -20,7 +20,7 @@ interface UpdateData {
 }
 
 /** The context of the outside middleware tree: every plugin's flavour stacked once. */
-export type BotContext = ConversationFlavor<Context & SessionFlavor<SessionData> & I18nFlavor & UpdateData>;
+export type BotContext = ConversationFlavor<Context & LazySessionFlavor<SessionData> & I18nFlavor & UpdateData>;
 
 /** The context inside conversations: fresh per replay, with i18n installed as a conversation plugin. */
 export type ConversationContext = Context & I18nFlavor;

@@ -1,18 +1,60 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { I18n } from '@grammyjs/i18n';
+import { I18n, type I18nFlavor } from '@grammyjs/i18n';
 import type { Context } from 'grammy';
+
+/** Russian for users whose Telegram is in Russian, English for everyone else. */
+export const localeOf = (ctx: Context) => (ctx.from?.language_code?.startsWith('ru') ? 'ru' : 'en');
 
 export const LOCALES_FOLDER = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../locales');
 
 /** Fluent texts from `locales/*.ftl`; the locale follows the user's Telegram language, English by default. */
-export function createI18n<C extends Context>(): I18n<C & import('@grammyjs/i18n').I18nFlavor> {
-  const i18n = new I18n<C & import('@grammyjs/i18n').I18nFlavor>({
+export function createI18n<C extends Context>(): I18n<C & I18nFlavor> {
+  const i18n = new I18n<C & I18nFlavor>({
     defaultLocale: 'en',
     useSession: false,
     fluentBundleOptions: { useIsolating: false },
-    localeNegotiator: (ctx) => (ctx.from?.language_code?.startsWith('ru') ? 'ru' : 'en'),
+    localeNegotiator: localeOf,
   });
   i18n.loadLocalesDirSync(LOCALES_FOLDER);
+  // Fluent negotiates the bundles on every translation; the answer per locale never changes here.
+  const fluent = i18n.fluent as unknown as { matchBundles(locales: string[]): unknown[] };
+  const match = fluent.matchBundles.bind(fluent);
+  const matched = new Map<string, unknown[]>();
+  fluent.matchBundles = (locales) => {
+    const id = locales.join(',');
+    let bundles = matched.get(id);
+    if (!bundles) matched.set(id, (bundles = match(locales)));
+    return bundles;
+  };
   return i18n;
+}
+
+/**
+ * Puts `ctx.t` on each update in the user's locale, from the texts loaded by `createI18n`. Texts
+ * without variables are remembered per locale; the plugin's own middleware negotiated the locale
+ * and the Fluent bundle anew on every call, which was most of the cost of drawing a menu.
+ */
+export function translations<C extends Context & I18nFlavor>(i18n: I18n<C>) {
+  const translators = new Map<string, C['t']>();
+  const translatorFor = (locale: string): C['t'] => {
+    let t = translators.get(locale);
+    if (!t) {
+      const memo = new Map<string, string>();
+      t = ((key: string, variables?: Record<string, unknown>) => {
+        if (variables) return i18n.t(locale, key, variables as never);
+        let text = memo.get(key);
+        if (text === undefined) memo.set(key, (text = i18n.t(locale, key)));
+        return text;
+      }) as C['t'];
+      translators.set(locale, t);
+    }
+    return t;
+  };
+  return (ctx: C, next: () => Promise<void>) => {
+    const t = translatorFor(localeOf(ctx));
+    ctx.t = t;
+    ctx.translate = t;
+    return next();
+  };
 }

@@ -2,7 +2,7 @@ import { autoRetry } from '@grammyjs/auto-retry';
 import { conversations, createConversation } from '@grammyjs/conversations';
 import { limit } from '@grammyjs/ratelimiter';
 import { run, sequentialize } from '@grammyjs/runner';
-import { Bot, session, webhookCallback, type Middleware } from 'grammy';
+import { Bot, lazySession, webhookCallback, type Middleware } from 'grammy';
 import type { UserFromGetMe } from 'grammy/types';
 import type { BotContext, ConversationContext, SessionData } from './context.js';
 import { closeConversation } from './conversations/close.js';
@@ -17,9 +17,9 @@ import { groupFeature } from './features/group.js';
 import { callerMiddleware, linkFeature, requireLinked } from './features/link.js';
 import { createMainMenu, menuFeature } from './features/menu.js';
 import { unhandledFeature } from './features/unhandled.js';
-import { createI18n } from './i18n.js';
+import { createI18n, translations } from './i18n.js';
 import { startOutboxLoop } from './outbox.js';
-import { botTables } from './repository.js';
+import { botTables, LinkCache } from './repository.js';
 import type { BotDeps, Services } from './services.js';
 import { kvStorage } from './storage.js';
 
@@ -43,7 +43,8 @@ export function createBot(deps: BotDeps, options: { botInfo?: UserFromGetMe; fet
 
   const i18n = createI18n<BotContext>();
   let wake = () => {};
-  const s: Services = { ...deps, db: botTables(deps.db), i18n: i18n as never, wakeDeletions: () => wake() };
+  const db = botTables(deps.db);
+  const s: Services = { ...deps, db, links: new LinkCache(db), i18n: i18n as never, wakeDeletions: () => wake() };
   Object.defineProperty(s, 'setWake', { value: (fn: () => void) => (wake = fn) });
   servicesOf.set(bot, s);
 
@@ -54,13 +55,15 @@ export function createBot(deps: BotDeps, options: { botInfo?: UserFromGetMe; fet
       ctx.api.config.use(...bot.api.config.installedTransformers());
       return next();
     },
-    i18n as unknown as Middleware<ConversationContext>,
+    translations(i18n) as unknown as Middleware<ConversationContext>,
   ];
   const mainMenu = createMainMenu(s);
 
-  bot.use(async (ctx, next) => {
-    ctx.logger = deps.logger.child({ updateId: ctx.update.update_id });
-    await next();
+  bot.use((ctx, next) => {
+    let logger: typeof deps.logger | undefined;
+    // A child logger carrying the update id, made only when something is logged.
+    Object.defineProperty(ctx, 'logger', { get: () => (logger ??= deps.logger.child({ updateId: ctx.update.update_id })), configurable: true });
+    return next();
   });
   // Per chat, one update at a time; before sessions, conversations and menus.
   bot.use(sequentialize((ctx: BotContext) => ctx.chat?.id.toString()));
@@ -68,12 +71,12 @@ export function createBot(deps: BotDeps, options: { botInfo?: UserFromGetMe; fet
     const rate = deps.config.rateLimit ?? { timeFrameMs: 3000, limit: 10 };
     bot.use(limit({ timeFrame: rate.timeFrameMs, limit: rate.limit, onLimitExceeded: (ctx: BotContext) => void ctx.reply(ctx.t('rate-limited')).catch(() => undefined) }));
   }
-  bot.use(i18n);
+  bot.use(translations(i18n));
   // One error boundary around every feature, so polling, webhooks and handleUpdate all report alike.
   const guarded = bot.errorBoundary(handleBotError(s));
   guarded.use(groupFeature());
   const chat = guarded.filter((ctx) => ctx.chat?.type === 'private');
-  chat.use(session<SessionData, BotContext>({ initial: () => ({}), storage: kvStorage(s.db, deps.clock, 'session:') }));
+  chat.use(lazySession<SessionData, BotContext>({ initial: () => ({}), storage: kvStorage(s.db, deps.clock, 'session:') }));
   chat.use(
     conversations<BotContext, ConversationContext>({
       storage: { type: 'key', adapter: kvStorage(s.db, deps.clock, 'conversation:'), getStorageKey: (ctx) => ctx.chat?.id.toString() },

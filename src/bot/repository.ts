@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Db } from '../db/schema.js';
 
 /** The bot's own tables (migrations/20261122_02_bot.ts). The bot never touches the core's tables. */
@@ -22,9 +22,40 @@ export interface ChatLink {
   tokenHash: string;
 }
 
+/** Read on every update: a plain SQL template, cheaper than building the query each time. */
 export async function findLink(db: BotDb, chatId: number): Promise<ChatLink | undefined> {
-  const row = await db.selectFrom('bot_chat_links').selectAll().where('chat_id', '=', chatId).executeTakeFirst();
-  return row && { chatId: Number(row.chat_id), userId: row.user_id, tokenHash: row.token_hash };
+  const { rows } = await sql<{ user_id: string; token_hash: string }>`select user_id, token_hash from bot_chat_links where chat_id = ${chatId}`.execute(db);
+  const row = rows[0];
+  return row && { chatId, userId: row.user_id, tokenHash: row.token_hash };
+}
+
+/**
+ * Chat links as this process last wrote or read them; the bot is the only writer of its links. The
+ * token behind a link is still re-checked with the core on every update.
+ */
+export class LinkCache {
+  readonly #links = new Map<number, ChatLink | null>();
+  constructor(private readonly db: BotDb) {}
+
+  async find(chatId: number): Promise<ChatLink | undefined> {
+    let link = this.#links.get(chatId);
+    if (link === undefined) {
+      link = (await findLink(this.db, chatId)) ?? null;
+      if (this.#links.size >= 10_000) this.#links.delete(this.#links.keys().next().value as number);
+      this.#links.set(chatId, link);
+    }
+    return link ?? undefined;
+  }
+
+  async save(link: ChatLink, at: Date): Promise<void> {
+    await saveLink(this.db, link, at);
+    this.#links.set(link.chatId, link);
+  }
+
+  async delete(chatId: number): Promise<boolean> {
+    this.#links.set(chatId, null);
+    return deleteLink(this.db, chatId);
+  }
 }
 
 export async function saveLink(db: BotDb, link: ChatLink, at: Date): Promise<void> {
@@ -47,8 +78,8 @@ export async function chatsOfUser(db: BotDb, userId: string): Promise<ChatLink[]
 }
 
 export async function readKv(db: BotDb, key: string): Promise<string | undefined> {
-  const row = await db.selectFrom('bot_kv').select('value').where('key', '=', key).executeTakeFirst();
-  return row?.value;
+  const { rows } = await sql<{ value: string }>`select value from bot_kv where key = ${key}`.execute(db);
+  return rows[0]?.value;
 }
 
 export async function writeKv(db: BotDb, key: string, value: string, at: Date): Promise<void> {

@@ -7,7 +7,7 @@ import type { Db } from '../db/schema.js';
 import type { Logger } from '../logger.js';
 import type { BotContext } from './context.js';
 import { toRefusal, type Refusal } from './errors.js';
-import { scheduleDeletion, type BotDb } from './repository.js';
+import { scheduleDeletion, type BotDb, type LinkCache } from './repository.js';
 
 export interface BotConfig {
   token: string;
@@ -35,6 +35,7 @@ export interface BotDeps {
 /** What features share: the deps, the bot's tables and the texts. Built once in `createBot`. */
 export interface Services extends Omit<BotDeps, 'db'> {
   db: BotDb;
+  links: LinkCache;
   i18n: I18n<BotContext>;
   /** Wakes the deletion loop when something new is scheduled. */
   wakeDeletions(): void;

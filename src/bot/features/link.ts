@@ -2,7 +2,6 @@ import { Composer } from 'grammy';
 import { isCardServiceError } from '../../core/errors.js';
 import { hashToken } from '../../core/secrets.js';
 import type { BotContext } from '../context.js';
-import { deleteLink, findLink, saveLink } from '../repository.js';
 import type { Services } from '../services.js';
 import { mainMenuText, type MainMenu } from './menu.js';
 
@@ -15,14 +14,14 @@ const TOKEN_SHAPE = /^\S{16,200}$/;
  */
 export function callerMiddleware(s: Services) {
   return async (ctx: BotContext, next: () => Promise<void>) => {
-    const link = ctx.chat?.type === 'private' ? await findLink(s.db, ctx.chat.id) : undefined;
+    const link = ctx.chat?.type === 'private' ? await s.links.find(ctx.chat.id) : undefined;
     if (link) {
       try {
         ctx.caller = await s.core.authenticateByTokenHash(link.tokenHash);
         ctx.link = link;
       } catch (error) {
         if (!isCardServiceError(error) || error.code !== 'INVALID_TOKEN') throw error;
-        await deleteLink(s.db, link.chatId);
+        await s.links.delete(link.chatId);
         await ctx.conversation.exitAll();
         await ctx.reply(ctx.t('link-revoked', { message: error.message }));
       }
@@ -40,7 +39,7 @@ export function linkFeature(s: Services, mainMenu: MainMenu): Composer<BotContex
     await ctx.deleteMessage().catch((error: unknown) => ctx.logger.warn({ err: String(error) }, 'could not delete the token message'));
     try {
       const caller = await s.core.authenticate(token);
-      await saveLink(s.db, { chatId: ctx.chat!.id, userId: caller.userId, tokenHash: hashToken(token) }, s.clock.now());
+      await s.links.save({ chatId: ctx.chat!.id, userId: caller.userId, tokenHash: hashToken(token) }, s.clock.now());
       ctx.caller = caller;
       ctx.logger.info({ userId: caller.userId }, 'chat linked');
       await ctx.reply(`${ctx.t('link-ok')}\n\n${mainMenuText(ctx)}`, { reply_markup: mainMenu });
@@ -63,7 +62,7 @@ export function linkFeature(s: Services, mainMenu: MainMenu): Composer<BotContex
     await link(ctx, token);
   });
   composer.command('unlink', async (ctx) => {
-    const removed = await deleteLink(s.db, ctx.chat.id);
+    const removed = await s.links.delete(ctx.chat.id);
     ctx.caller = undefined;
     await ctx.conversation.exitAll();
     await ctx.reply(ctx.t(removed ? 'unlink-done' : 'unlink-none'));
