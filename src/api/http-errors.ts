@@ -55,7 +55,7 @@ export function installErrorHandling(app: FastifyInstance, clock: Clock, logger:
       return reply.code(status).send(failure('Bad request', clock.now(), { errorField }));
     }
     logger.error({ reqId: request.id, route: request.routeOptions.url, err: error }, 'Unexpected error while handling a request');
-    return reply.code(500).send(failure('Internal server error', clock.now(), { errorField }));
+    return reply.code(500).header('x-request-id', request.id).send(failure('Internal server error', clock.now(), { errorField }));
   });
 
   app.setNotFoundHandler((_request, reply) => reply.code(404).send(failure('Route not found', clock.now())));

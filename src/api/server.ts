@@ -13,6 +13,7 @@ import { failure } from './envelope.js';
 import { installErrorHandling, parseJsonBody } from './http-errors.js';
 import { installIdempotency } from './idempotency.js';
 import { createIdempotencyStore } from './idempotency-store.js';
+import { withIdempotencyHeader } from './openapi.js';
 import { installMetrics } from './metrics.js';
 import { cardRoutes } from './routes/cards.js';
 import { catalogueRoutes } from './routes/catalogue.js';
@@ -118,7 +119,11 @@ export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
       { config: { public: true }, schema: { summary: 'Extension: liveness (no token, no database)', tags: ['extension'] } },
       async () => ({ success: true, data: { status: 'alive' }, message: 'Alive', timestamp: clock.now().toISOString() }),
     );
-    routes.get('/api/v1/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => app.swagger());
+    let document: object | undefined;
+    routes.get('/api/v1/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => {
+      document ??= withIdempotencyHeader(app.swagger());
+      return document;
+    });
   });
 
   return app;

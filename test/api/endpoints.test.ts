@@ -274,6 +274,7 @@ describe('the extensions outside the spec', () => {
     assert.ok(topup.responses['200'].content['application/json'].schema.properties.data.properties.platform_fee_amount);
     assert.deepEqual(r.body.components.securitySchemes.bearerAuth, { type: 'http', scheme: 'bearer' });
     assert.deepEqual(r.body.paths['/api/v1/cards'].get.tags, ['extension']);
+    assert.ok(topup.parameters.some((p: { name: string; in: string }) => p.name === 'Idempotency-Key' && p.in === 'header'));
   });
 
   test('GET /metrics exposes request durations in the Prometheus format', async () => {

@@ -28,12 +28,14 @@ export interface ApiResponse {
 }
 
 /** A test core behind the HTTP server, listening on 127.0.0.1 on a free port. */
-export async function startTestApi(options: { settings?: Partial<CoreSettings>; bodyLimit?: number; asyncIssue?: boolean } = {}): Promise<TestApi> {
+export async function startTestApi(
+  options: { settings?: Partial<CoreSettings>; bodyLimit?: number; asyncIssue?: boolean; logLines?: string[] } = {},
+): Promise<TestApi> {
   const t = await createTestCore({ settings: options.settings, asyncIssue: options.asyncIssue });
   const app = createHttpServer({
     core: t.core,
     db: t.database.db,
-    logger: createLogger('silent'),
+    logger: options.logLines ? createLogger('debug', { write: (line: string) => void options.logLines!.push(line) }) : createLogger('silent'),
     clock: t.clock,
     bodyLimit: options.bodyLimit,
   });
