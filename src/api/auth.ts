@@ -28,10 +28,20 @@ export function bearerToken(header: string | undefined): string | undefined {
 /** Every route needs a valid token (spec section 5) unless marked public; unknown routes answer 404 first. */
 export function installAuthentication(app: FastifyInstance, core: CardService): void {
   app.decorateRequest('caller', null as unknown as Caller);
-  app.addHook('onRequest', async (request: FastifyRequest) => {
-    if (request.is404 || request.routeOptions.config?.public === true) return;
+
+  async function authenticate(request: FastifyRequest): Promise<void> {
     const token = bearerToken(request.headers.authorization);
     if (token === undefined) throw new CardServiceError('INVALID_TOKEN');
     request.caller = await core.authenticateByTokenHash(hashToken(token));
+  }
+
+  // Attached per route when it is declared, so no request looks up its route's options.
+  app.addHook('onRoute', (route) => {
+    if (route.config?.public === true) return;
+    route.onRequest = [authenticate, ...asArray(route.onRequest)];
   });
+}
+
+export function asArray<T>(value: T | readonly T[] | undefined): T[] {
+  return value === undefined ? [] : Array.isArray(value) ? [...(value as T[])] : [value as T];
 }

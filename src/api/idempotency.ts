@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../core/clock.js';
 import { CardServiceError } from '../core/errors.js';
+import { asArray } from './auth.js';
 import { failure } from './envelope.js';
 import type { IdempotencyStore } from './idempotency-store.js';
 
@@ -82,6 +83,3 @@ export function installIdempotency(app: FastifyInstance, store: IdempotencyStore
   });
 }
 
-function asArray<T>(value: T | T[] | undefined): T[] {
-  return value === undefined ? [] : Array.isArray(value) ? value : [value];
-}

@@ -1,5 +1,6 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, onResponseHookHandler } from 'fastify';
 import { collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import { asArray } from './auth.js';
 
 /** Extension: Prometheus metrics at `GET /metrics` (unauthenticated; keep it off the public network). */
 export function installMetrics(app: FastifyInstance): void {
@@ -13,18 +14,20 @@ export function installMetrics(app: FastifyInstance): void {
     registers: [registry],
   });
 
-  // One labelled child per (method, route, status), looked up by a plain string key.
-  const series = new Map<string, { observe(seconds: number): void }>();
-  app.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
-    const route = request.is404 ? 'unknown' : (request.routeOptions.url ?? 'unknown');
-    const key = `${request.method} ${route} ${reply.statusCode}`;
-    let child = series.get(key);
-    if (!child) {
-      child = duration.labels({ method: request.method, route, status_code: reply.statusCode });
-      series.set(key, child);
-    }
-    child.observe(reply.elapsedTime / 1000);
-    done();
+  // Each route gets its own hook with its label values fixed, and one child series per status.
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    const series = new Map<number, { observe(seconds: number): void }>();
+    const observe: onResponseHookHandler = (request, reply, done) => {
+      let child = series.get(reply.statusCode);
+      if (!child) {
+        child = duration.labels({ method: request.method, route: route.url, status_code: reply.statusCode });
+        if (methods.length === 1) series.set(reply.statusCode, child);
+      }
+      child.observe(reply.elapsedTime / 1000);
+      done();
+    };
+    route.onResponse = [...asArray(route.onResponse), observe];
   });
 
   app.get('/metrics', { config: { public: true }, schema: { hide: true } }, async (_request, reply) => {
