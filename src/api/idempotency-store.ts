@@ -11,6 +11,9 @@ interface IdempotencyKeysTable {
   expires_at: string;
 }
 
+/** A claim still pending after this long belongs to a request that will never finish. */
+const ABANDONED_AFTER_MS = 120_000;
+
 export type Claim =
   | { kind: 'claimed' }
   | { kind: 'replay'; statusCode: number; body: string }
@@ -59,6 +62,17 @@ export function createIdempotencyStore(database: Db, ttlSeconds: number) {
             .where('user_id', '=', userId)
             .where('idempotency_key', '=', key)
             .where('expires_at', '<=', now.toISOString())
+            .execute();
+          continue;
+        }
+        if (row.status_code === null && row.created_at <= new Date(now.getTime() - ABANDONED_AFTER_MS).toISOString()) {
+          // A claim whose request never finished (the process stopped mid-way): free the key.
+          await db
+            .deleteFrom('idempotency_keys')
+            .where('user_id', '=', userId)
+            .where('idempotency_key', '=', key)
+            .where('status_code', 'is', null)
+            .where('created_at', '=', row.created_at)
             .execute();
           continue;
         }

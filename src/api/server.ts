@@ -62,8 +62,10 @@ export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
   }).withTypeProvider<ZodTypeProvider>();
 
   // Bodies are validated by the core's zod schemas; a failure is the core's own validation error.
-  app.setValidatorCompiler(({ schema }) => (data: unknown) => {
-    const result = (schema as z.ZodType).safeParse(data);
+  // A POST without a body is validated as an empty object, so its items name the missing fields.
+  app.setValidatorCompiler(({ schema, httpPart }) => (data: unknown) => {
+    const input = httpPart === 'body' && (data === null || data === undefined) ? {} : data;
+    const result = (schema as z.ZodType).safeParse(input);
     return result.success ? { value: result.data } : { error: validationError(result.error) };
   });
   // Response schemas document the API; replies are built by the presenters and not re-validated.

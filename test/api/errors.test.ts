@@ -342,6 +342,7 @@ describe('bad input never reaches the core and changes nothing', () => {
     ['null', { body: 'null' }, 400, 'Invalid input data'],
     ['an array', { body: '[10]' }, 400, 'Invalid input data'],
     ['no body', {}, 400, 'Invalid input data'],
+    ['an empty JSON body', { body: '', headers: { 'content-type': 'application/json' } }, 400, 'Invalid input data'],
   ];
 
   for (const [label, { body, headers }, status, text] of cases) {
@@ -358,6 +359,12 @@ describe('bad input never reaches the core and changes nothing', () => {
       assertSuccess(await api.call('POST', `/api/v1/cards/${cardId}/topup/quote`, { token: alice.token, body: { amount: 10 } }));
     });
   }
+
+  test('a POST without a body names the missing field', async () => {
+    const r = await api.call('POST', `/api/v1/cards/${cardId}/topup`, { token: alice.token });
+    assert.equal(r.status, 400);
+    assert.deepEqual(r.body.error, [{ code: 'invalid_type', type: 'number', message: 'Amount is required', path: ['amount'] }]);
+  });
 
   test('a body on an endpoint that takes none is refused unless empty', async () => {
     assert.equal((await api.call('PATCH', `/api/v1/cards/${cardId}/freeze`, { token: alice.token, body: { status: 'active' } })).status, 400);

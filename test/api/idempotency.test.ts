@@ -118,6 +118,21 @@ describe('Idempotency-Key', () => {
     assert.equal(await topupCount(), 2);
   });
 
+  test('a claim left pending by a request that never finished is freed after two minutes', async () => {
+    const k = key();
+    await api.t.database.db
+      .withTables<{ idempotency_keys: { user_id: string; idempotency_key: string; request_hash: string; status_code: number | null; response_body: string | null; created_at: string; expires_at: string } }>()
+      .insertInto('idempotency_keys')
+      .values({
+        user_id: alice.userId, idempotency_key: k, request_hash: 'x', status_code: null, response_body: null,
+        created_at: api.t.clock.now().toISOString(), expires_at: new Date(api.t.clock.now().getTime() + 86_400_000).toISOString(),
+      })
+      .execute();
+    assert.equal((await topup(k)).status, 422);
+    api.t.clock.advance(121_000);
+    assertSuccess(await topup(k));
+  });
+
   test('an invalid request does not claim the key; a malformed key is a validation error', async () => {
     const k = key();
     assert.equal((await topup(k, 1)).status, 400);
