@@ -11,9 +11,6 @@ interface IdempotencyKeysTable {
   expires_at: string;
 }
 
-/** A claim still pending after this long belongs to a request that will never finish. */
-const ABANDONED_AFTER_MS = 120_000;
-
 export type Claim =
   | { kind: 'claimed' }
   | { kind: 'replay'; statusCode: number; body: string }
@@ -22,7 +19,9 @@ export type Claim =
 
 /**
  * Stored replies for `Idempotency-Key`, one row per (user, key). A unique key decides which of two
- * simultaneous requests runs: the other finds the row and waits for nothing, it is told to retry.
+ * simultaneous requests runs: the other finds the row and is told to retry. A claim left pending by
+ * a process that stopped mid-request stays pending until it expires: the request may have taken
+ * effect, and running it a second time would be worse than refusing.
  */
 export function createIdempotencyStore(database: Db, ttlSeconds: number) {
   const db = database.withTables<{ idempotency_keys: IdempotencyKeysTable }>();
@@ -62,17 +61,6 @@ export function createIdempotencyStore(database: Db, ttlSeconds: number) {
             .where('user_id', '=', userId)
             .where('idempotency_key', '=', key)
             .where('expires_at', '<=', now.toISOString())
-            .execute();
-          continue;
-        }
-        if (row.status_code === null && row.created_at <= new Date(now.getTime() - ABANDONED_AFTER_MS).toISOString()) {
-          // A claim whose request never finished (the process stopped mid-way): free the key.
-          await db
-            .deleteFrom('idempotency_keys')
-            .where('user_id', '=', userId)
-            .where('idempotency_key', '=', key)
-            .where('status_code', 'is', null)
-            .where('created_at', '=', row.created_at)
             .execute();
           continue;
         }
