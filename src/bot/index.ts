@@ -151,6 +151,14 @@ export async function startBot(deps: BotDeps): Promise<RunningBot> {
 export type WebhookHandler = ReturnType<typeof webhookCallback<BotContext, 'fastify'>>;
 
 /**
+ * The webhook route handler for Fastify: `app.post('/telegram/webhook', webhookHandler(bot, secret))`.
+ * A request whose `X-Telegram-Bot-Api-Secret-Token` header differs from `secretToken` gets 401.
+ */
+export function webhookHandler(bot: Bot<BotContext>, secretToken: string): WebhookHandler {
+  return webhookCallback(bot, 'fastify', { secretToken, onTimeout: 'return' });
+}
+
+/**
  * Webhook mode: registers `url` with Telegram under `secretToken` and returns the handler to mount
  * (`app.post(path, handler)`), which checks the `X-Telegram-Bot-Api-Secret-Token` header.
  */
@@ -160,6 +168,6 @@ export async function startWebhookBot(deps: BotDeps, webhook: { url: string; sec
   await setCommands(bot);
   await bot.api.setWebhook(webhook.url, { secret_token: webhook.secretToken });
   const jobs = startBackgroundJobs(bot);
-  const handler = webhookCallback(bot, 'fastify', { secretToken: webhook.secretToken });
+  const handler = webhookHandler(bot, webhook.secretToken);
   return { bot, handler, stop: () => jobs.stop() };
 }

@@ -1,9 +1,10 @@
 import { Writable } from 'node:stream';
 import type { Bot } from 'grammy';
-import { createBot, type BotContext } from '../../src/bot/index.js';
+import { createBot, type BotConfig, type BotContext } from '../../src/bot/index.js';
+import type { CardService } from '../../src/core/service.js';
 import { createLogger } from '../../src/logger.js';
 import { createTestCore, newCustomer, type Customer, type TestCore } from '../helpers/core.js';
-import { BOT_INFO } from '../helpers/updates.js';
+import { BOT_INFO, textUpdate } from '../helpers/updates.js';
 
 export interface ApiCall {
   method: string;
@@ -11,8 +12,9 @@ export interface ApiCall {
 }
 
 /**
- * A bot fed with `handleUpdate`, its API calls recorded by a transformer (never sent anywhere), its
- * log captured as text, over an in-memory core.
+ * A bot fed with `handleUpdate`, its HTTP layer replaced by a fake `fetch` that records every call
+ * (those made inside conversations too) and answers like Telegram, its log captured as text, over
+ * an in-memory core.
  */
 export interface Harness {
   t: TestCore;
@@ -21,13 +23,23 @@ export interface Harness {
   log: () => string;
   /** Calls recorded since `mark` (an index into `calls`). */
   since(mark: number, method?: string): ApiCall[];
-  /** Runs one update; returns the calls it made. */
+  /** Runs one update; returns the calls made meanwhile. */
   send(update: Parameters<Bot<BotContext>['handleUpdate']>[0]): Promise<ApiCall[]>;
+  /** Resolves with the first call after `mark` matching `predicate` (for background jobs). */
+  waitFor(predicate: (call: ApiCall) => boolean, mark?: number): Promise<ApiCall>;
   /** A customer whose private chat (chat id = `chatId`) is linked. */
   linkedCustomer(chatId: number, deposit?: number): Promise<Customer>;
+  /** A new bot over the same database and call log, as after a restart. */
+  restart(): void;
 }
 
-export async function createHarness(options: { sensitiveTtlSeconds?: number } = {}): Promise<Harness> {
+export interface HarnessOptions {
+  config?: Partial<BotConfig>;
+  /** Replaces core functions, e.g. to make one fail unexpectedly. */
+  core?: Partial<CardService>;
+}
+
+export async function createHarness(options: HarnessOptions = {}): Promise<Harness> {
   const t = await createTestCore();
   let logText = '';
   const sink = new Writable({
@@ -38,12 +50,13 @@ export async function createHarness(options: { sensitiveTtlSeconds?: number } = 
   });
   const logger = createLogger('debug', sink);
   const calls: ApiCall[] = [];
+  const waiters = new Set<() => void>();
   let messageId = 1;
-  // The bot's HTTP layer itself is replaced, so calls from inside conversations are recorded too.
   const fakeFetch = async (url: string | URL | Request, init?: RequestInit) => {
     const method = String(url).split('/').pop()!;
     const p = init?.body ? (JSON.parse(String(init.body)) as Record<string, any>) : {};
     calls.push({ method, payload: p });
+    for (const wake of [...waiters]) wake();
     const chat = { id: Number(p.chat_id), type: 'private', first_name: 'Alice' };
     const result =
       method === 'sendMessage' || method === 'editMessageText'
@@ -51,32 +64,49 @@ export async function createHarness(options: { sensitiveTtlSeconds?: number } = 
         : true;
     return new Response(JSON.stringify({ ok: true, result }), { headers: { 'content-type': 'application/json' } });
   };
-  const bot = createBot(
-    {
-      core: t.core,
-      db: t.database.db,
-      clock: t.clock,
-      logger,
-      config: { token: '1:test', apiRoot: 'http://127.0.0.1:9', sensitiveTtlSeconds: options.sensitiveTtlSeconds ?? 60, otpTtlSeconds: 60, rateLimit: false },
-    },
-    { botInfo: BOT_INFO, fetch: fakeFetch as typeof fetch },
-  );
+  const core = options.core ? Object.assign(Object.create(t.core) as CardService, options.core) : t.core;
+  const makeBot = () =>
+    createBot(
+      {
+        core,
+        db: t.database.db,
+        clock: t.clock,
+        logger,
+        config: { token: '1:test', apiRoot: 'http://127.0.0.1:9', sensitiveTtlSeconds: 60, otpTtlSeconds: 60, rateLimit: false, pollIntervalMs: 20, ...options.config },
+      },
+      { botInfo: BOT_INFO, fetch: fakeFetch as typeof fetch },
+    );
   const harness: Harness = {
     t,
-    bot,
+    bot: makeBot(),
     calls,
     log: () => logText,
     since: (mark, method) => calls.slice(mark).filter((c) => method === undefined || c.method === method),
     async send(update) {
       const mark = calls.length;
-      await bot.handleUpdate(update);
+      await harness.bot.handleUpdate(update);
       return calls.slice(mark);
+    },
+    async waitFor(predicate, mark = 0) {
+      for (;;) {
+        const found = calls.slice(mark).find(predicate);
+        if (found) return found;
+        await new Promise<void>((resolve) => {
+          const wake = () => {
+            waiters.delete(wake);
+            resolve();
+          };
+          waiters.add(wake);
+        });
+      }
     },
     async linkedCustomer(chatId, deposit = 100_000) {
       const customer = await newCustomer(t, deposit);
-      const { textUpdate } = await import('../helpers/updates.js');
       await harness.send(textUpdate({ id: chatId }, `/link ${customer.token}`));
       return customer;
+    },
+    restart() {
+      harness.bot = makeBot();
     },
   };
   return harness;

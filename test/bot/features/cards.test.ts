@@ -35,7 +35,7 @@ describe('card buttons', () => {
   });
 
   it('sends details protected, as spoilers, and schedules their deletion', async () => {
-    const h = await createHarness({ sensitiveTtlSeconds: 60 });
+    const h = await createHarness({ config: { sensitiveTtlSeconds: 60 } });
     const me = await h.linkedCustomer(6003);
     const card = await newCard(h.t, me);
     const calls = await h.send(callbackUpdate({ id: 6003 }, `c:details:${card.id}`));
