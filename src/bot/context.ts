@@ -17,6 +17,8 @@ interface UpdateData {
   /** The chat's link and the caller it stands for, when the chat is linked and the token still valid. */
   link?: ChatLink;
   caller?: Caller;
+  /** Set once the update's callback query has been answered. */
+  callbackAnswered?: boolean;
 }
 
 /** The context of the outside middleware tree: every plugin's flavour stacked once. */

@@ -15,12 +15,12 @@ export function handleBotError(s: Services) {
     try {
       if (isCardServiceError(cause)) {
         const text = refusalText(ctx.t, toRefusal(cause));
-        if (ctx.callbackQuery) await ctx.answerCallbackQuery({ text: cause.message }).catch(() => undefined);
+        if (ctx.callbackQuery && !ctx.callbackAnswered) await ctx.answerCallbackQuery({ text: cause.message }).catch(() => undefined);
         await ctx.reply(text);
         return;
       }
       (ctx.logger ?? s.logger).error({ err: cause, updateId: ctx.update.update_id }, 'unexpected error in an update');
-      if (ctx.callbackQuery) await ctx.answerCallbackQuery().catch(() => undefined);
+      if (ctx.callbackQuery && !ctx.callbackAnswered) await ctx.answerCallbackQuery().catch(() => undefined);
       if (ctx.chat) await ctx.reply(ctx.t('unexpected-error'));
       if (s.config.adminChatId !== undefined) {
         const name = cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause);

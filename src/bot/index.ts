@@ -67,11 +67,20 @@ export function createBot(deps: BotDeps, options: { botInfo?: UserFromGetMe; fet
   });
   // Per chat, one update at a time; before sessions, conversations and menus.
   bot.use(sequentialize((ctx: BotContext) => ctx.chat?.id.toString()));
+  bot.use(translations(i18n));
   if (deps.config.rateLimit !== false) {
     const rate = deps.config.rateLimit ?? { timeFrameMs: 3000, limit: 10 };
     bot.use(limit({ timeFrame: rate.timeFrameMs, limit: rate.limit, onLimitExceeded: (ctx: BotContext) => void ctx.reply(ctx.t('rate-limited')).catch(() => undefined) }));
   }
-  bot.use(translations(i18n));
+  bot.on('callback_query', (ctx, next) => {
+    // Remembers whether the button was answered (menus answer by themselves), so an error is
+    // never answered a second time, which Telegram would reject.
+    ctx.api.config.use((prev, method, payload, signal) => {
+      if (method === 'answerCallbackQuery') ctx.callbackAnswered = true;
+      return prev(method, payload, signal);
+    });
+    return next();
+  });
   // One error boundary around every feature, so polling, webhooks and handleUpdate all report alike.
   const guarded = bot.errorBoundary(handleBotError(s));
   guarded.use(groupFeature());

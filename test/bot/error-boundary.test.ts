@@ -1,0 +1,37 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { REFUSAL_HINTS } from '../../src/bot/errors.js';
+import { createHarness, texts } from './harness.js';
+import { textUpdate } from '../helpers/updates.js';
+
+describe('errors in chat', () => {
+  it('an unexpected error is a short apology, with details in the log and the admin chat', async () => {
+    const h = await createHarness({
+      config: { adminChatId: -4242 },
+      core: { walletBalance: async () => { throw new Error('database on fire'); } },
+    });
+    await h.linkedCustomer(9301);
+    await h.send(textUpdate({ id: 9301 }, '/menu'));
+    const { buttonData } = await import('./conversations/kit.js');
+    const { callbackUpdate } = await import('../helpers/updates.js');
+    const calls = await h.send(callbackUpdate({ id: 9301 }, buttonData(h.calls, 'Wallet')));
+    const toUser = calls.filter((c) => c.method === 'sendMessage' && c.payload.chat_id === 9301).map((c) => String(c.payload.text));
+    assert.deepEqual(toUser, ['Sorry, something went wrong. Please try again later.']);
+    const toAdmin = calls.filter((c) => c.method === 'sendMessage' && c.payload.chat_id === -4242);
+    assert.match(String(toAdmin[0]?.payload.text), /database on fire/);
+    assert.match(h.log(), /database on fire/);
+    assert.equal(calls.filter((c) => c.method === 'answerCallbackQuery').length, 1, 'the button is answered once');
+  });
+
+  it('has a next step for every refusal code', () => {
+    for (const [code, key] of Object.entries(REFUSAL_HINTS)) assert.match(key, /^hint-/, code);
+  });
+
+  it('limits how fast one user can send', async () => {
+    const h = await createHarness({ config: { rateLimit: { timeFrameMs: 60_000, limit: 2 } } });
+    await h.send(textUpdate({ id: 9302 }, '/start'));
+    await h.send(textUpdate({ id: 9302 }, '/help'));
+    const calls = await h.send(textUpdate({ id: 9302 }, '/help'));
+    assert.deepEqual(texts(calls), ['Too many messages; slow down a little.']);
+  });
+});
