@@ -17,11 +17,11 @@ import { createLogger } from '../src/logger.js';
 // (same file, same pragmas: WAL, synchronous=FULL), in the same run, 50 connections:
 //   wallet-balance reads   target: API ≥ 60% of bare req/s
 //   top-ups off cooldown   target: API ≥ 60% of bare req/s, API p99 ≤ 1.5 × bare p99
-// Each pair runs A-B-B-A (bare, API, API, bare) so a growing database favours neither. The load
+// Each comparison runs in mirrored order (bare, API, API, bare) so a growing database favours neither. The load
 // generator runs in a worker thread, so the servers have the main thread to themselves.
 
 const CONNECTIONS = 50;
-const SLICE_SECONDS = 5;
+const SLICE_SECONDS = 4;
 const CARDS = 5000;
 
 interface Figures {
@@ -126,23 +126,21 @@ async function load(url: string, options: Partial<autocannon.Options>): Promise<
   return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx + result.errors };
 }
 
-/** A-B-B-A: bare, API, API, bare; requests and latencies averaged per side. */
-async function abba(bare: () => Promise<Figures>, api: () => Promise<Figures>): Promise<{ bare: Figures; api: Figures }> {
-  const b1 = await bare();
-  const a1 = await api();
-  const a2 = await api();
-  const b2 = await bare();
-  const mean = (x: Figures, y: Figures): Figures => ({
-    rps: (x.rps + y.rps) / 2, p50: (x.p50 + y.p50) / 2, p99: (x.p99 + y.p99) / 2, non2xx: x.non2xx + y.non2xx,
-  });
-  return { bare: mean(b1, b2), api: mean(a1, a2) };
+/** Mirrored order (A-B-B-A, or A-B-C-C-B-A): requests and latencies averaged per side. */
+async function mirrored(sides: (() => Promise<Figures>)[]): Promise<Figures[]> {
+  const runs: Figures[][] = sides.map(() => []);
+  for (const i of [...sides.keys(), ...[...sides.keys()].reverse()]) runs[i]!.push(await sides[i]!());
+  return runs.map(([x, y]) => ({
+    rps: (x!.rps + y!.rps) / 2, p50: (x!.p50 + y!.p50) / 2, p99: (x!.p99 + y!.p99) / 2, non2xx: x!.non2xx + y!.non2xx,
+  }));
 }
+
+const row = (side: string, f: Figures) =>
+  `  ${side.padEnd(12)} ${f.rps.toFixed(0).padStart(7)} req/s   p50 ${f.p50.toFixed(1).padStart(5)} ms   p99 ${f.p99.toFixed(1).padStart(5)} ms   non-2xx ${f.non2xx}`;
 
 function report(name: string, r: { bare: Figures; api: Figures }, targets: { rps: number; p99?: number }): void {
   const rpsRatio = r.api.rps / r.bare.rps;
   const p99Ratio = r.api.p99 / r.bare.p99;
-  const row = (side: string, f: Figures) =>
-    `  ${side.padEnd(5)} ${f.rps.toFixed(0).padStart(7)} req/s   p50 ${f.p50.toFixed(1).padStart(5)} ms   p99 ${f.p99.toFixed(1).padStart(5)} ms   non-2xx ${f.non2xx}`;
   console.log(`${name} (${CONNECTIONS} connections)`);
   console.log(row('bare', r.bare));
   console.log(row('api', r.api));
@@ -178,11 +176,25 @@ export default async function (): Promise<void> {
     const bareUrl = await listen(bare);
     const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
 
-    const reads = await abba(
+    // A third side for reads: the core's own calls in a plain Fastify route, without the API layer,
+    // to tell the layer's cost from the core's.
+    const direct = Fastify();
+    direct.get('/direct/wallet/balance', async (request) => {
+      const who = await runtime.core.authenticateByTokenHash(hashToken((request.headers.authorization ?? '').slice(7)));
+      const wallet = await runtime.core.walletBalance(who);
+      return { success: true, data: { balance: wallet.balance / 100, updated_at: wallet.updatedAt }, message: 'ok', timestamp: new Date().toISOString() };
+    });
+    apps.push(direct);
+    const directUrl = await listen(direct);
+    const [bareReads, directReads, apiReads] = await mirrored([
       () => load(`${bareUrl}/bare/wallet/balance`, { headers }),
+      () => load(`${directUrl}/direct/wallet/balance`, { headers }),
       () => load(`${apiUrl}/api/v1/wallet/balance`, { headers }),
-    );
+    ]);
+    const reads = { bare: bareReads!, api: apiReads! };
     report('wallet-balance reads', reads, { rps: 0.6 });
+    console.log(row('core direct', directReads!));
+    console.log(`  api/core-direct req/s ${((reads.api.rps / directReads!.rps) * 100).toFixed(0)}% (the API layer's own cost)`);
 
     // Cards in turn, each visited at most every CARDS / throughput seconds: off its 1 s cooldown.
     // (In workers mode autocannon takes request hooks as module files.)
@@ -203,7 +215,8 @@ export default async function (): Promise<void> {
         return load(url, { method: 'POST', headers, body: '{"amount":5}', requests: [{ setupRequest: setupRequest as never }] });
       };
     };
-    const writes = await abba(topups(bareUrl, '/bare/cards'), topups(apiUrl, '/api/v1/cards'));
+    const [bareWrites, apiWrites] = await mirrored([topups(bareUrl, '/bare/cards'), topups(apiUrl, '/api/v1/cards')]);
+    const writes = { bare: bareWrites!, api: apiWrites! };
     report('top-ups off cooldown', writes, { rps: 0.6, p99: 1.5 });
     const ledger = await runtime.admin.checkLedger();
     console.log(`  ledger after the run: ${ledger.differences.length} differences, ${ledger.unbalancedJournals.length} unbalanced journals`);
