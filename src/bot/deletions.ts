@@ -1,6 +1,7 @@
 import { GrammyError, type Api } from 'grammy';
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../logger.js';
+import { loggableError } from './log-safe.js';
 import { dueDeletions, forgetDeletion, nextDeletionDue, type BotDb } from './repository.js';
 
 export interface Loop {
@@ -54,7 +55,7 @@ export function startLoop(intervalMs: number, logger: Logger, name: string, tick
         const wanted = await tick();
         if (wanted !== undefined) delay = Math.min(intervalMs, wanted);
       } catch (error) {
-        logger.error({ err: error, loop: name }, 'background loop failed; retrying');
+        logger.error({ err: loggableError(error), loop: name }, 'background loop failed; retrying');
       }
       running = undefined;
       if (stopped) return;

@@ -2,6 +2,7 @@ import type { BotError } from 'grammy';
 import { isCardServiceError } from '../core/errors.js';
 import type { BotContext } from './context.js';
 import { refusalText, toRefusal } from './errors.js';
+import { loggableError } from './log-safe.js';
 import type { Services } from './services.js';
 
 /**
@@ -19,15 +20,16 @@ export function handleBotError(s: Services) {
         await ctx.reply(text);
         return;
       }
-      (ctx.logger ?? s.logger).error({ err: cause, updateId: ctx.update.update_id }, 'unexpected error in an update');
+      (ctx.logger ?? s.logger).error({ err: loggableError(cause), updateId: ctx.update.update_id }, 'unexpected error in an update');
       if (ctx.callbackQuery && !ctx.callbackAnswered) await ctx.answerCallbackQuery().catch(() => undefined);
       if (ctx.chat) await ctx.reply(ctx.t('unexpected-error'));
       if (s.config.adminChatId !== undefined) {
-        const name = cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause);
+        const { type, message, description } = loggableError(cause);
+        const name = `${String(type)}: ${String(message ?? description)}`;
         await ctx.api.sendMessage(s.config.adminChatId, `Bot error in update ${ctx.update.update_id}: ${name}`.slice(0, 4000));
       }
     } catch (reportError) {
-      s.logger.error({ err: reportError }, 'could not report an error to the chat');
+      s.logger.error({ err: loggableError(reportError) }, 'could not report an error to the chat');
     }
   };
 }

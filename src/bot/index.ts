@@ -11,6 +11,7 @@ import { topupConversation } from './conversations/topup.js';
 import { withdrawConversation } from './conversations/withdraw.js';
 import { startDeletionLoop, type Loop } from './deletions.js';
 import { handleBotError } from './error-boundary.js';
+import { loggableError } from './log-safe.js';
 import { cancelFeature } from './features/cancel.js';
 import { cardsFeature } from './features/cards.js';
 import { groupFeature } from './features/group.js';
@@ -105,7 +106,7 @@ export function createBot(deps: BotDeps, options: { botInfo?: UserFromGetMe; fet
   chat.use(cardsFeature(s));
   chat.use(unhandledFeature());
 
-  bot.catch((error) => deps.logger.error({ err: error.error, updateId: error.ctx.update.update_id }, 'error outside the error boundary'));
+  bot.catch((error) => deps.logger.error({ err: loggableError(error.error), updateId: error.ctx.update.update_id }, 'error outside the error boundary'));
   return bot;
 }
 

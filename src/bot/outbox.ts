@@ -1,5 +1,6 @@
 import type { I18n } from '@grammyjs/i18n';
-import type { Api } from 'grammy';
+import { GrammyError, type Api } from 'grammy';
+import { loggableError } from './log-safe.js';
 import type { CoreEvent } from '../core/events.js';
 import { money } from './format.js';
 import { alertKeyboard } from './keyboards.js';
@@ -20,7 +21,14 @@ export function startOutboxLoop(s: Services, api: Api): Loop {
     for (const pending of events) {
       for (const link of await chatsOfUser(s.db, pending.userId)) {
         if (await wasDelivered(s.db, pending.seq, link.chatId)) continue;
-        await push(s, api, link.chatId, pending.event);
+        try {
+          await push(s, api, link.chatId, pending.event);
+        } catch (error) {
+          // A chat that blocked the bot or is gone will never take it: skip it rather than hold up
+          // every later event. Anything else (network, server) is retried on the next tick.
+          if (!(error instanceof GrammyError) || (error.error_code !== 400 && error.error_code !== 403)) throw error;
+          s.logger.warn({ chatId: link.chatId, seq: pending.seq, err: loggableError(error) }, 'event not deliverable to a chat; skipped');
+        }
         await recordDelivery(s.db, pending.seq, link.chatId, s.clock.now());
       }
       await s.core.events.markDelivered(pending.seq, s.clock.now());

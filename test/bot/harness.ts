@@ -37,6 +37,8 @@ export interface HarnessOptions {
   config?: Partial<BotConfig>;
   /** Replaces core functions, e.g. to make one fail unexpectedly. */
   core?: Partial<CardService>;
+  /** Makes matching API calls fail as Telegram would: return the error code and description. */
+  failCall?: (method: string, payload: Record<string, any>) => { code: number; description: string } | undefined;
 }
 
 export async function createHarness(options: HarnessOptions = {}): Promise<Harness> {
@@ -57,6 +59,11 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
     const p = init?.body ? (JSON.parse(String(init.body)) as Record<string, any>) : {};
     calls.push({ method, payload: p });
     for (const wake of [...waiters]) wake();
+    const failure = options.failCall?.(method, p);
+    if (failure) {
+      const body = { ok: false, error_code: failure.code, description: failure.description };
+      return new Response(JSON.stringify(body), { status: failure.code, headers: { 'content-type': 'application/json' } });
+    }
     const chat = { id: Number(p.chat_id), type: 'private', first_name: 'Alice' };
     const result =
       method === 'sendMessage' || method === 'editMessageText'

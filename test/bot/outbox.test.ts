@@ -67,4 +67,22 @@ describe('pushing the core events to chats', () => {
     await h.waitFor((c) => c.method === 'deleteMessage', mark);
     await jobs.stop();
   });
+
+  it('skips a chat that blocked the bot instead of holding up later events', async () => {
+    const h = await createHarness({
+      failCall: (method, p) => (method === 'sendMessage' && p.chat_id === 8301 ? { code: 403, description: 'Forbidden: bot was blocked by the user' } : undefined),
+    });
+    const me = await h.linkedCustomer(8301);
+    await h.send(textUpdate({ id: 8302 }, `/link ${me.token}`));
+    const card = await newCard(h.t, me);
+    const mark = h.calls.length;
+    const jobs = startBackgroundJobs(h.bot);
+    const first = await h.t.admin.simulateOtp(card.id);
+    const second = await h.t.admin.simulateOtp(card.id);
+    await h.waitFor((c) => c.payload.chat_id === 8302 && String(c.payload.text).includes(second.code), mark);
+    await jobs.stop();
+    const toBlocked = h.since(mark, 'sendMessage').filter((c) => c.payload.chat_id === 8301);
+    assert.equal(toBlocked.length, 2, 'one attempt per event, no retry loop');
+    assert.ok(h.since(mark, 'sendMessage').some((c) => c.payload.chat_id === 8302 && String(c.payload.text).includes(first.code)));
+  });
 });

@@ -2,6 +2,7 @@ import { Composer } from 'grammy';
 import { isCardServiceError } from '../../core/errors.js';
 import { hashToken } from '../../core/secrets.js';
 import type { BotContext } from '../context.js';
+import { loggableError } from '../log-safe.js';
 import type { Services } from '../services.js';
 import { mainMenuText, type MainMenu } from './menu.js';
 
@@ -36,7 +37,7 @@ export function linkFeature(s: Services, mainMenu: MainMenu): Composer<BotContex
 
   const link = async (ctx: BotContext, token: string) => {
     // Deleted first: the token must not linger in the chat, whatever happens next.
-    await ctx.deleteMessage().catch((error: unknown) => ctx.logger.warn({ err: String(error) }, 'could not delete the token message'));
+    await ctx.deleteMessage().catch((error: unknown) => ctx.logger.warn({ err: loggableError(error) }, 'could not delete the token message'));
     try {
       const caller = await s.core.authenticate(token);
       await s.links.save({ chatId: ctx.chat!.id, userId: caller.userId, tokenHash: hashToken(token) }, s.clock.now());

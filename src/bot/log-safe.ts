@@ -1,0 +1,14 @@
+import { GrammyError, HttpError } from 'grammy';
+
+/**
+ * An error as it may be logged. A failed Bot API call carries its request payload (which can hold
+ * card details or an OTP); only the method, code and description are kept from it.
+ */
+export function loggableError(error: unknown): Record<string, unknown> {
+  if (error instanceof GrammyError) {
+    return { type: 'GrammyError', method: error.method, errorCode: error.error_code, description: error.description };
+  }
+  if (error instanceof HttpError) return { type: 'HttpError', message: error.message };
+  if (error instanceof Error) return { type: error.name, message: error.message, stack: error.stack };
+  return { type: typeof error, message: String(error) };
+}
