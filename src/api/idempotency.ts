@@ -38,18 +38,18 @@ export function installIdempotency(app: FastifyInstance, store: IdempotencyStore
         issues: [{ code: 'invalid_format', message: 'Idempotency-Key must be 1 to 255 visible ASCII characters', path: ['Idempotency-Key'] }],
       });
     }
-    const claim = await store.claim(request.caller.userId, key, requestHash(request), clock.now());
+    const outcome = await store.claim(request.caller.userId, key, requestHash(request), clock.now());
     const errorField = request.routeOptions.config?.errorField === true;
-    switch (claim.kind) {
+    switch (outcome.kind) {
       case 'claimed':
         request.idempotencyKey = key;
         return;
       case 'replay':
         return reply
-          .code(claim.statusCode)
+          .code(outcome.statusCode)
           .header('content-type', 'application/json; charset=utf-8')
           .header('idempotent-replayed', 'true')
-          .send(claim.body);
+          .send(outcome.body);
       case 'mismatch':
         return reply
           .code(422)
