@@ -22,10 +22,11 @@ const chat = { id: CHAT, type: 'private' as const, first_name: 'A' };
 const text = (t: string): Update => ({ update_id: updateId++, message: { message_id: messageId++, date: 0, chat, from, text: t, ...(t.startsWith('/') ? { entities: [{ type: 'bot_command', offset: 0, length: t.split(' ')[0]!.length }] } : {}) } }) as Update;
 const press = (data: string): Update => ({ update_id: updateId++, callback_query: { id: String(updateId), from, chat_instance: '1', data, message: { message_id: 1, date: 0, chat, from: BOT_INFO, text: 'x' } } }) as Update;
 
-type Recorded = { method: string; payload: any }[];
+/** Keeps only the last call with a keyboard (where the next button is read from). */
+type Recorded = { last?: { method: string; payload: any } };
 function stubApi(bot: Bot<any>, record?: Recorded): void {
   bot.api.config.use(async (_prev, method, payload: any) => {
-    record?.push({ method, payload });
+    if (record && payload?.reply_markup) record.last = { method, payload };
     const result = method === 'sendMessage' || method === 'editMessageText' ? { message_id: messageId++, date: 0, chat, text: payload.text } : true;
     return { ok: true, result } as never;
   });
@@ -74,7 +75,7 @@ export default async function (): Promise<void> {
   const plans = await runtime.core.listPlans();
   const plan = plans[plans.length - 1]!;
   const newCard = async () => (await runtime.core.createCard(caller, { bin_id: bin.id, planId: plan.id, name: 'Bench' })).id;
-  const record: Recorded = [];
+  const record: Recorded = {};
   const bot = createBot(
     {
       core: runtime.core,
@@ -87,9 +88,8 @@ export default async function (): Promise<void> {
   );
   stubApi(bot, record);
   await bot.handleUpdate(text(`/link ${token}`));
-  record.length = 0;
   await bot.handleUpdate(text('/menu'));
-  const walletButton = (record.at(-1)!.payload.reply_markup.inline_keyboard as { callback_data: string }[][]).flat()[0]!.callback_data;
+  const walletButton = (record.last!.payload.reply_markup.inline_keyboard as { callback_data: string }[][]).flat()[0]!.callback_data;
 
   const echo = echoBot();
   const menu = await compare('menu navigation (Wallet button)', async () => {
@@ -105,7 +105,7 @@ export default async function (): Promise<void> {
   let topups = 0;
   const limitTopups = Math.floor(plan.limit / 500) - 2;
   const confirmOf = () =>
-    (record.at(-1)!.payload.reply_markup.inline_keyboard as { callback_data: string }[][]).flat().find((b) => b.callback_data.endsWith(':ok'))!.callback_data;
+    (record.last!.payload.reply_markup.inline_keyboard as { callback_data: string }[][]).flat().find((b) => b.callback_data.endsWith(':ok'))!.callback_data;
   const conversation = await compare('full top-up conversation (3 updates each)', async () => {
     if (++topups >= limitTopups) {
       cardId = await newCard();
