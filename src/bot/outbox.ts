@@ -4,7 +4,7 @@ import { loggableError } from './log-safe.js';
 import type { CoreEvent } from '../core/events.js';
 import { money } from './format.js';
 import { alertKeyboard } from './keyboards.js';
-import { chatsOfUser, recordDelivery, wasDelivered } from './repository.js';
+import { chatLocaleKey, chatsOfUser, readKv, recordDelivery, wasDelivered } from './repository.js';
 import type { BotContext } from './context.js';
 import { deleteLater, type Services } from './services.js';
 import { startLoop, type Loop } from './deletions.js';
@@ -38,7 +38,8 @@ export function startOutboxLoop(s: Services, api: Api): Loop {
 }
 
 async function push(s: Services, api: Api, chatId: number, event: CoreEvent): Promise<void> {
-  const t = (key: string, params?: Record<string, string | number>) => (s.i18n as I18n<BotContext>).t('en', key, params);
+  const locale = (await readKv(s.db, chatLocaleKey(chatId))) ?? 'en';
+  const t = (key: string, params?: Record<string, string | number>) => (s.i18n as I18n<BotContext>).t(locale, key, params);
   if (event.kind === 'otp') {
     const ttl = s.config.otpTtlSeconds;
     const text = t('otp-push', {

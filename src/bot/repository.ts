@@ -77,6 +77,9 @@ export async function chatsOfUser(db: BotDb, userId: string): Promise<ChatLink[]
   return rows.map((row) => ({ chatId: Number(row.chat_id), userId: row.user_id, tokenHash: row.token_hash }));
 }
 
+/** The language a chat was linked in, so pushed messages (which have no sender) use it too. */
+export const chatLocaleKey = (chatId: number) => `locale:${chatId}`;
+
 export async function readKv(db: BotDb, key: string): Promise<string | undefined> {
   const { rows } = await sql<{ value: string }>`select value from bot_kv where key = ${key}`.execute(db);
   return rows[0]?.value;

@@ -85,4 +85,19 @@ describe('pushing the core events to chats', () => {
     assert.equal(toBlocked.length, 2, 'one attempt per event, no retry loop');
     assert.ok(h.since(mark, 'sendMessage').some((c) => c.payload.chat_id === 8302 && String(c.payload.text).includes(first.code)));
   });
+
+  it('pushes in the language the chat was linked in', async () => {
+    const h = await createHarness();
+    const me = await h.linkedCustomer(8401);
+    await h.send(textUpdate({ id: 8402, languageCode: 'ru' }, `/link ${me.token}`));
+    const card = await newCard(h.t, me);
+    const mark = h.calls.length;
+    const jobs = startBackgroundJobs(h.bot);
+    const otp = await h.t.admin.simulateOtp(card.id);
+    const ru = await h.waitFor((c) => c.payload.chat_id === 8402 && String(c.payload.text).includes(otp.code), mark);
+    const en = await h.waitFor((c) => c.payload.chat_id === 8401 && String(c.payload.text).includes(otp.code), mark);
+    await jobs.stop();
+    assert.match(String(ru.payload.text), /для «Ads»/);
+    assert.match(String(en.payload.text), /for “Ads”/);
+  });
 });

@@ -2,7 +2,9 @@ import { Composer } from 'grammy';
 import { isCardServiceError } from '../../core/errors.js';
 import { hashToken } from '../../core/secrets.js';
 import type { BotContext } from '../context.js';
+import { localeOf } from '../i18n.js';
 import { loggableError } from '../log-safe.js';
+import { chatLocaleKey, writeKv } from '../repository.js';
 import type { Services } from '../services.js';
 import { mainMenuText, type MainMenu } from './menu.js';
 
@@ -41,6 +43,7 @@ export function linkFeature(s: Services, mainMenu: MainMenu): Composer<BotContex
     try {
       const caller = await s.core.authenticate(token);
       await s.links.save({ chatId: ctx.chat!.id, userId: caller.userId, tokenHash: hashToken(token) }, s.clock.now());
+      await writeKv(s.db, chatLocaleKey(ctx.chat!.id), localeOf(ctx), s.clock.now());
       ctx.caller = caller;
       ctx.logger.info({ userId: caller.userId }, 'chat linked');
       await ctx.reply(`${ctx.t('link-ok')}\n\n${mainMenuText(ctx)}`, { reply_markup: mainMenu });
