@@ -4,7 +4,7 @@ import { loggableError } from './log-safe.js';
 import type { CoreEvent } from '../core/events.js';
 import { money } from './format.js';
 import { alertKeyboard } from './keyboards.js';
-import { chatLocaleKey, chatsOfUser, readKv, recordDelivery, wasDelivered } from './repository.js';
+import { chatLocaleKey, chatsOfUser, pruneBookkeeping, readKv, recordDelivery, wasDelivered } from './repository.js';
 import type { BotContext } from './context.js';
 import { deleteLater, type Services } from './services.js';
 import { startLoop, type Loop } from './deletions.js';
@@ -14,9 +14,19 @@ import { startLoop, type Loop } from './deletions.js';
  * owner. Each (event, chat) pair is recorded once sent, and the event is marked delivered only after
  * every chat got it, so a restart resumes where it stopped and sends nothing twice.
  */
+const HOUR = 3_600_000;
+
 export function startOutboxLoop(s: Services, api: Api): Loop {
   const interval = s.config.pollIntervalMs ?? 500;
+  let prunedAt = 0;
   return startLoop(interval, s.logger, 'outbox', async () => {
+    const now = s.clock.now().getTime();
+    if (now - prunedAt > HOUR) {
+      // Confirmations outlive any conversation (idle ones expire) and an event's deliveries are
+      // read only until it is marked delivered; a day later both are dead weight.
+      await pruneBookkeeping(s.db, new Date(now - 24 * HOUR));
+      prunedAt = now;
+    }
     const events = await s.core.events.pending(50);
     for (const pending of events) {
       for (const link of await chatsOfUser(s.db, pending.userId)) {

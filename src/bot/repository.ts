@@ -154,3 +154,10 @@ export async function claimConfirmation(db: BotDb, nonce: string, chatId: number
     .executeTakeFirst();
   return Number(result.numUpdatedRows) === 1;
 }
+
+/** Forgets bookkeeping nobody reads any more: used or stale confirmations, deliveries of old events. */
+export async function pruneBookkeeping(db: BotDb, olderThan: Date): Promise<void> {
+  const cutoff = olderThan.toISOString();
+  await db.deleteFrom('bot_confirmations').where('created_at', '<', cutoff).execute();
+  await db.deleteFrom('bot_deliveries').where('delivered_at', '<', cutoff).execute();
+}

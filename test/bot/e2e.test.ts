@@ -49,8 +49,13 @@ describe('the bot over real Bot API traffic', () => {
     const { userId, token } = await runtime.admin.createUser({ name: 'Alice', deposit: 100_000 });
     const alice = server.user(1001);
 
+    const commands = server.calls.find((c) => c.method === 'setMyCommands' && c.payload.language_code === undefined);
+    assert.deepEqual(commands?.payload.commands.map((c: { command: string }) => c.command), ['start', 'menu', 'cards', 'cancel', 'help', 'unlink']);
+
     let step = alice.send('/start');
     await server.nextMessage(alice.chatId, step.mark, 'API token');
+    step = alice.send('/menu');
+    await server.nextMessage(alice.chatId, step.mark, 'not linked yet');
 
     // Linking: the token message is deleted at once, then the main menu arrives.
     step = alice.send(token);

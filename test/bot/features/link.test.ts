@@ -35,8 +35,10 @@ describe('linking a chat', () => {
 
   it('asks an unlinked chat to link first', async () => {
     const h = await createHarness();
-    const calls = await h.send(textUpdate({ id: 5004 }, '/cards'));
+    let calls = await h.send(textUpdate({ id: 5004 }, '/cards'));
     assert.match(texts(calls).join('\n'), /not linked yet/);
+    calls = await h.send(textUpdate({ id: 5004 }, 'hello there'));
+    assert.deepEqual(texts(calls), ['This chat is not linked yet. Send me your API token (or /link TOKEN) first.']);
   });
 
   it('tells a chat whose token was revoked, and forgets the link', async () => {
