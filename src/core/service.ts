@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { compiledOnce } from '../db/compiled-query.js';
 import { createCardOperations } from './cards.js';
 import type { CoreDeps } from './deps.js';
 import { CardServiceError } from './errors.js';
@@ -8,6 +9,15 @@ import { createMovementOperations } from './movements.js';
 import { createInputSchemas } from './schemas.js';
 import { hashToken } from './secrets.js';
 import { toBin, toPlan, type Bin, type Caller, type Health, type Plan } from './views.js';
+
+const callerByTokenHash = compiledOnce(1, (ex, tokenHash: string) =>
+  ex
+    .selectFrom('api_tokens')
+    .innerJoin('users', 'users.id', 'api_tokens.user_id')
+    .select(['users.id as userId', 'users.wallet_account_id as walletAccountId'])
+    .where('api_tokens.token_hash', '=', tokenHash)
+    .where('api_tokens.revoked_at', 'is', null),
+);
 
 /**
  * The card service: every operation of the interface as a function of a caller. The HTTP API and
@@ -44,10 +54,8 @@ export function createCardService(deps: CoreDeps) {
 
     /** Like `authenticate`, for an edge that keeps only the token's hash (the bot's chat links). */
     async authenticateByTokenHash(tokenHash: string): Promise<Caller> {
-      // Runs on every bot update: a plain SQL template skips building the query each time.
-      const { rows } = await sql<Caller>`select u.id as "userId", u.wallet_account_id as "walletAccountId"
-        from api_tokens t join users u on u.id = t.user_id
-        where t.token_hash = ${tokenHash} and t.revoked_at is null`.execute(db);
+      // Runs on every bot update: compiled once.
+      const { rows } = await callerByTokenHash.execute(db, tokenHash);
       const row = rows[0];
       if (!row) throw new CardServiceError('INVALID_TOKEN');
       return { userId: row.userId, walletAccountId: Number(row.walletAccountId) };
