@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import Fastify from 'fastify';
-import { webhookHandler } from '../../src/bot/index.js';
+import { startWebhookBot, webhookHandler } from '../../src/bot/index.js';
+import { createLogger } from '../../src/logger.js';
+import { BotApiServer } from '../helpers/bot-api-server.js';
+import { createTestCore } from '../helpers/core.js';
 import { createHarness, texts } from './harness.js';
 import { textUpdate } from '../helpers/updates.js';
 
@@ -22,5 +25,27 @@ describe('webhook mode', () => {
     assert.equal(accepted.statusCode, 200);
     assert.match(texts(h.calls).join('\n'), /send me your API token/);
     await app.close();
+  });
+
+  it('registers the webhook with its secret token and the command list at start', async () => {
+    const server = new BotApiServer();
+    const apiRoot = await server.start();
+    const t = await createTestCore();
+    const config = { token: '1:hook', apiRoot, sensitiveTtlSeconds: 60, otpTtlSeconds: 60 };
+    const running = await startWebhookBot(
+      { core: t.core, db: t.database.db, clock: t.clock, logger: createLogger('silent'), config },
+      { url: 'https://bot.example/telegram', secretToken: 'sekret_2' },
+    );
+    try {
+      const hook = server.calls.find((c) => c.method === 'setWebhook');
+      assert.equal(hook?.payload.url, 'https://bot.example/telegram');
+      assert.equal(hook?.payload.secret_token, 'sekret_2');
+      assert.ok(server.calls.some((c) => c.method === 'setMyCommands'));
+      assert.equal(typeof running.handler, 'function');
+    } finally {
+      await running.stop();
+      await server.stop();
+      await t.close();
+    }
   });
 });
