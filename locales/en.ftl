@@ -102,6 +102,7 @@ tx-push-declined = ⛔ Declined { $amount } { $currency } at { $merchant } on �
 tx-none = No transactions.
 tx-title = Transactions, page { $page } of { $pages }:
 tx-line = { $at } · { $name } · { $side } { $amount } { $currency } · { $status }{ $reason } · { $merchant }
+unknown-message = I did not get that. Open the menu with /menu, or see /help.
 rate-limited = Too many messages; slow down a little.
 unexpected-error = Sorry, something went wrong. Please try again later.
 hint-none = {""}

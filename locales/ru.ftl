@@ -102,6 +102,7 @@ tx-push-declined = ⛔ Отклонено { $amount } { $currency }, { $merchant
 tx-none = Операций нет.
 tx-title = Операции, страница { $page } из { $pages }:
 tx-line = { $at } · { $name } · { $side } { $amount } { $currency } · { $status }{ $reason } · { $merchant }
+unknown-message = Не понял. Откройте меню: /menu, или справку: /help.
 rate-limited = Слишком много сообщений, помедленнее.
 unexpected-error = Извините, что-то пошло не так. Попробуйте позже.
 hint-none = {""}

@@ -43,10 +43,9 @@ export function createBot(deps: BotDeps, options: { botInfo?: UserFromGetMe; fet
   bot.api.config.use(autoRetry({ maxRetryAttempts: 3, maxDelaySeconds: 30 }));
 
   const i18n = createI18n<BotContext>();
-  let wake = () => {};
   const db = botTables(deps.db);
-  const s: Services = { ...deps, db, links: new LinkCache(db), i18n: i18n as never, wakeDeletions: () => wake() };
-  Object.defineProperty(s, 'setWake', { value: (fn: () => void) => (wake = fn) });
+  // `wakeDeletions` does nothing until the background jobs start (`startBackgroundJobs`).
+  const s: Services = { ...deps, db, links: new LinkCache(db), i18n, wakeDeletions: () => {} };
   servicesOf.set(bot, s);
 
   const idle = deps.config.conversationIdleMs ?? 10 * 60_000;
@@ -124,7 +123,7 @@ export async function setCommands(bot: Bot<BotContext>): Promise<void> {
 export function startBackgroundJobs(bot: Bot<BotContext>): { stop(): Promise<void> } {
   const s = servicesOf.get(bot)!;
   const deletions: Loop = startDeletionLoop({ api: bot.api, db: s.db, clock: s.clock, logger: s.logger, intervalMs: s.config.pollIntervalMs ?? 500 });
-  (s as unknown as { setWake(fn: () => void): void }).setWake(deletions.wake);
+  s.wakeDeletions = deletions.wake;
   const outbox = startOutboxLoop(s, bot.api);
   return {
     async stop() {

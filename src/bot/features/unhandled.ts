@@ -7,6 +7,6 @@ export function unhandledFeature(): Composer<BotContext> {
   const composer = new Composer<BotContext>();
   composer.callbackQuery(CONVERSATION_BUTTON, (ctx) => ctx.answerCallbackQuery({ text: ctx.t('button-expired') }));
   composer.on('callback_query', (ctx) => ctx.answerCallbackQuery({ text: ctx.t('button-expired') }));
-  composer.on('message', (ctx) => ctx.reply(ctx.t('help', { ttl: 0 }).split('\n')[0] ?? '/menu'));
+  composer.on('message', (ctx) => ctx.reply(ctx.t('unknown-message')));
   return composer;
 }
