@@ -60,3 +60,9 @@ export async function show(ctx: BotContext, screen: Screen, mode: 'edit' | 'repl
   }
   await ctx.reply(screen.text, extra);
 }
+
+/** Starts a guided flow; one already running in the chat is left first (the user changed course). */
+export async function enterFlow(ctx: BotContext, id: 'topup' | 'withdraw' | 'close' | 'createCard', ...args: unknown[]): Promise<void> {
+  await ctx.conversation.exitAll();
+  await ctx.conversation.enter(id, ...args);
+}

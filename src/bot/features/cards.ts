@@ -3,7 +3,7 @@ import { decodeCallback, type CallbackData } from '../callback-data.js';
 import type { BotContext } from '../context.js';
 import { detailsMessage } from '../format.js';
 import { otpKeyboard } from '../keyboards.js';
-import { callerOf, cardListScreen, cardScreen, show, transactionsScreen } from '../screens.js';
+import { callerOf, cardListScreen, cardScreen, enterFlow, show, transactionsScreen } from '../screens.js';
 import { deleteLater, type Services } from '../services.js';
 
 /**
@@ -80,7 +80,7 @@ async function handle(ctx: BotContext, s: Services, data: CallbackData): Promise
     case 'topup':
     case 'withdraw':
     case 'close':
-      await ctx.conversation.enter(data.action, cardId, messageId ?? 0);
+      await enterFlow(ctx, data.action, cardId, messageId ?? 0);
       return;
   }
 }

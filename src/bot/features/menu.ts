@@ -1,7 +1,7 @@
 import { Menu } from '@grammyjs/menu';
 import { Composer } from 'grammy';
 import type { BotContext } from '../context.js';
-import { cardListScreen, show, transactionsScreen, walletScreen } from '../screens.js';
+import { cardListScreen, enterFlow, show, transactionsScreen, walletScreen } from '../screens.js';
 import type { Services } from '../services.js';
 
 export type MainMenu = Menu<BotContext>;
@@ -17,7 +17,7 @@ export function createMainMenu(s: Services): MainMenu {
     .text((ctx) => ctx.t('menu-wallet'), async (ctx) => show(ctx, await walletScreen(ctx, s), 'reply'))
     .text((ctx) => ctx.t('menu-cards'), async (ctx) => show(ctx, await cardListScreen(ctx, s), 'reply'))
     .row()
-    .text((ctx) => ctx.t('menu-new-card'), (ctx) => ctx.conversation.enter('createCard'))
+    .text((ctx) => ctx.t('menu-new-card'), (ctx) => enterFlow(ctx, 'createCard'))
     .text((ctx) => ctx.t('menu-transactions'), async (ctx) => show(ctx, await transactionsScreen(ctx, s, 1), 'reply'))
     .row()
     .text((ctx) => ctx.t('menu-otps'), async (ctx) => show(ctx, await cardListScreen(ctx, s, 'otps'), 'reply'))

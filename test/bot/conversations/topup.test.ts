@@ -93,4 +93,16 @@ describe('the top-up conversation', () => {
     const quote = await h.send(textUpdate({ id: 7006 }, '50'));
     assert.match(texts(quote).join('\n'), /Platform fee/);
   });
+
+  it('starting another flow leaves the one that was waiting', async () => {
+    const h = await createHarness();
+    const me = await h.linkedCustomer(7007);
+    const card = await newCard(h.t, me);
+    await h.t.core.topup(me.caller, card.id, { amount: 2_000 });
+    await h.send(callbackUpdate({ id: 7007 }, `c:topup:${card.id}`));
+    let calls = await h.send(callbackUpdate({ id: 7007 }, `c:withdraw:${card.id}`));
+    assert.match(texts(calls).join('\n'), /How much to withdraw/);
+    calls = await h.send(textUpdate({ id: 7007 }, '10'));
+    assert.match(texts(calls).join('\n'), /Withdraw 10\.00 USD from “Ads”/);
+  });
 });
