@@ -187,7 +187,7 @@ describe('the bot over real Bot API traffic', () => {
     const { bin, plan } = await (async () => ({ bin: (await runtime.core.listBins())[0]!, plan: (await runtime.core.listPlans())[0]! }))();
     await runtime.core.createCard(await runtime.core.authenticate(token), { bin_id: bin.id, planId: plan.id, name: 'Travel' });
     await running!.stop();
-    await start(3);
+    await start(5);
 
     let step = bob.send(`/link ${token}`);
     await server.nextMessage(bob.chatId, step.mark, 'Linked');
@@ -200,7 +200,7 @@ describe('the bot over real Bot API traffic', () => {
 
     await running!.stop();
     const restartMark = server.mark();
-    await start(3);
+    await start(5);
     const deletion = await server.waitForCall((c) => c.method === 'deleteMessage' && c.payload.message_id === details.messageId, restartMark);
     assert.equal(deletion.ok, true);
     assert.ok(server.message(bob.chatId, details.messageId)!.deleted);
