@@ -1,6 +1,5 @@
-import { money } from '../format.js';
 import type { ConversationContext } from '../context.js';
-import { cardView } from '../format.js';
+import { cardView, money } from '../format.js';
 import { cardKeyboard } from '../keyboards.js';
 import type { Services } from '../services.js';
 import { call, confirm, pick, sayRefusal, waitForText, type Convo } from './kit.js';
@@ -70,7 +69,12 @@ export function createCardConversation(s: Services) {
     });
     const confirmed = await confirm(conversation, ctx, s, summary);
     if (!confirmed) return;
-    const input = s.core.schemas.createCard.parse({ bin_id: bin.id, planId: plan.id, name, ...(coupon ? { coupon_id: coupon } : {}) });
+    const parsed = s.core.schemas.createCard.safeParse({ bin_id: bin.id, planId: plan.id, name, ...(coupon ? { coupon_id: coupon } : {}) });
+    if (!parsed.success) {
+      const detail = parsed.error.issues.map((i) => i.message).join('; ');
+      return sayRefusal(confirmed, { code: 'VALIDATION', message: `Invalid input data: ${detail}` });
+    }
+    const input = parsed.data;
     const created = await call(conversation, (caller) => s.core.createCard(caller, input));
     if ('refused' in created) return sayRefusal(confirmed, created.refused);
     const card = created.ok;
