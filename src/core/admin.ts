@@ -1,6 +1,6 @@
 import { randomInt, randomUUID } from 'node:crypto';
 import { recordCardTransaction } from './card-records.js';
-import { selectCards } from './card-queries.js';
+import { accountBalance, lockedCardStatus, selectCards } from './card-queries.js';
 import type { CoreDeps } from './deps.js';
 import { createSandboxMailbox } from './mailbox.js';
 import { CardServiceError } from './errors.js';
@@ -162,8 +162,8 @@ export function createAdminService({ db, clock }: CoreDeps) {
           kind: 'deposit',
           at: now(),
           postings: [
-            { accountId: await systemAccountId(trx, SYSTEM_ACCOUNTS.deposits), amount: -amount },
             { accountId: user.wallet_account_id, amount },
+            { accountId: await systemAccountId(trx, SYSTEM_ACCOUNTS.deposits), amount: -amount },
           ],
         });
         return posted?.balances.get(user.wallet_account_id) ?? 0;
@@ -333,7 +333,9 @@ export function createAdminService({ db, clock }: CoreDeps) {
     const at = now();
     return db.transaction().execute(async (trx) => {
       const merchants = await systemAccountId(trx, SYSTEM_ACCOUNTS.merchants);
-      let declineCode: string | null = card.status === 'frozen' ? 'card_frozen' : card.status === 'closed' ? 'card_closed' : null;
+      // Read under a lock: a closure or freeze running beside this one decides first or waits.
+      const status = await lockedCardStatus(trx, card.id);
+      let declineCode: string | null = status === 'frozen' ? 'card_frozen' : status === 'closed' ? 'card_closed' : null;
       let posted = null;
       if (!declineCode) {
         posted = await postJournal(trx, {
@@ -343,17 +345,17 @@ export function createAdminService({ db, clock }: CoreDeps) {
           postings:
             side === 'Debit'
               ? [{ accountId: card.account_id, amount: -amount }, { accountId: merchants, amount }]
-              : [{ accountId: merchants, amount: -amount }, { accountId: card.account_id, amount }],
+              : [{ accountId: card.account_id, amount }, { accountId: merchants, amount: -amount }],
         });
         if (!posted) declineCode = 'insufficient_funds';
       }
-      const status = declineCode ? 'Declined' : 'Approved';
+      const outcome = declineCode ? 'Declined' : 'Approved';
       const type = side === 'Debit' ? 'purchase' : 'refund';
       const transactionId = await recordCardTransaction(trx, {
         cardId: card.id,
         userId: card.user_id,
         journalId: posted?.journalId ?? null,
-        status,
+        status: outcome,
         side,
         type,
         amount,
@@ -362,7 +364,7 @@ export function createAdminService({ db, clock }: CoreDeps) {
         declineCode,
         at,
       });
-      const cardBalance = posted?.balances.get(card.account_id) ?? Number(card.balance);
+      const cardBalance = posted?.balances.get(card.account_id) ?? (await accountBalance(trx, card.account_id));
       await recordEvent(
         trx,
         card.user_id,
@@ -372,7 +374,7 @@ export function createAdminService({ db, clock }: CoreDeps) {
           cardId: card.id,
           cardName: card.name,
           maskedPan: card.masked_pan,
-          status,
+          status: outcome,
           side,
           type,
           amount,
@@ -384,7 +386,7 @@ export function createAdminService({ db, clock }: CoreDeps) {
         },
         at,
       );
-      return { transactionId, status, declineCode, cardBalance };
+      return { transactionId, status: outcome, declineCode, cardBalance };
     });
   }
 

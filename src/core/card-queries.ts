@@ -37,6 +37,40 @@ export async function accountBalance(ex: Executor, accountId: number): Promise<n
   return Number(row.balance);
 }
 
+const lockBalance = compiledOnce(1, (ex, accountId: number) =>
+  ex
+    .updateTable('accounts')
+    .set((eb) => ({ balance: eb.ref('balance') }))
+    .where('id', '=', accountId)
+    .returning('balance'),
+);
+
+/**
+ * The account's balance with its row locked until the transaction ends, so that what is read is
+ * what the transaction then moves (Postgres runs purchases beside it; SQLite's `begin immediate`
+ * already serializes writers). A no-op update rather than `for update`, which SQLite lacks.
+ */
+export async function lockedBalance(ex: Executor, accountId: number): Promise<number> {
+  const [row] = (await lockBalance.execute(ex, accountId)).rows;
+  if (!row) throw new Error(`No account ${accountId}`);
+  return Number(row.balance);
+}
+
+const lockCard = compiledOnce(1, (ex, cardId: string) =>
+  ex
+    .updateTable('cards')
+    .set((eb) => ({ status: eb.ref('status') }))
+    .where('id', '=', cardId)
+    .returning('status'),
+);
+
+/** The card's status with its row locked until the transaction ends (closing and freezing wait). */
+export async function lockedCardStatus(ex: Executor, cardId: string): Promise<CardWithBalance['status']> {
+  const [row] = (await lockCard.execute(ex, cardId)).rows;
+  if (!row) throw new Error(`No card ${cardId}`);
+  return row.status;
+}
+
 type CooldownColumn = 'last_topup_attempt_at' | 'last_withdraw_attempt_at';
 
 /**

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Executor } from '../db/schema.js';
-import { accountBalance, claimCooldown, findOwnedCard, selectCards, unlessRefused } from './card-queries.js';
+import { accountBalance, claimCooldown, findOwnedCard, lockedBalance, selectCards, unlessRefused } from './card-queries.js';
 import { recordCardTransaction } from './card-records.js';
 import type { CoreDeps } from './deps.js';
 import { CardServiceError, refuse, type Refusal } from './errors.js';
@@ -130,8 +130,8 @@ export function createCardOperations({ db, clock, provider, cipher, settings }: 
             kind: 'initial_balance',
             at,
             postings: [
-              { accountId: await systemAccountId(trx, SYSTEM_ACCOUNTS.promotions), amount: -initialBalance },
               { accountId, amount: initialBalance },
+              { accountId: await systemAccountId(trx, SYSTEM_ACCOUNTS.promotions), amount: -initialBalance },
             ],
           });
           await recordCardTransaction(trx, {
@@ -222,13 +222,14 @@ export function createCardOperations({ db, clock, provider, cipher, settings }: 
             minutes: Math.round(settings.withdrawCooldownSeconds / 60),
           });
         }
+        // Locked before the provider terminates the card: no purchase or refund slips in between.
+        const balance = await lockedBalance(trx, card.account_id);
         try {
           await provider.terminate(card.provider_card_id);
         } catch (error) {
           if (error instanceof ProviderError) return refuse('PROVIDER_FAILED', { action: 'close', reason: error.message });
           throw error;
         }
-        const balance = await accountBalance(trx, card.account_id);
         let transactionId: string | null = null;
         let invoiceId: number | null = null;
         if (balance > 0) {

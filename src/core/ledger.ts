@@ -24,7 +24,11 @@ export interface JournalRequest {
   reference: string;
   kind: string;
   at: string;
-  /** Applied in order. Only the first may be refused for want of funds: put the guarded debit first. */
+  /**
+   * Applied in order. Only the first may be refused for want of funds: put the guarded debit first.
+   * User accounts come before system accounts, so concurrent journals lock rows in one order
+   * (Postgres would otherwise detect deadlocks on the busy system rows).
+   */
   postings: Posting[];
 }
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { compiledOnce } from '../db/compiled-query.js';
-import { accountBalance, claimCooldown, findOwnedCard, isUuid, secondsUntil, unlessRefused } from './card-queries.js';
+import { accountBalance, claimCooldown, findOwnedCard, isUuid, lockedBalance, secondsUntil, unlessRefused } from './card-queries.js';
 import { recordCardTransaction } from './card-records.js';
 import type { CoreDeps } from './deps.js';
 import { CardServiceError, refuse, type Refusal } from './errors.js';
@@ -131,7 +131,7 @@ export function createMovementOperations({ db, clock, provider, settings }: Core
         }
         if (card.status === 'closed') return refuse('CARD_CLOSED');
         if (!card.provider_ready) return refuse('CARD_NOT_READY_WITHDRAW');
-        const available = await accountBalance(trx, card.account_id);
+        const available = await lockedBalance(trx, card.account_id);
         if (amount > available) return refuse('INSUFFICIENT_CARD_BALANCE', { available, requested: amount });
         try {
           await provider.withdraw(card.provider_card_id, amount);

@@ -76,6 +76,27 @@ for (const dialect of dialects()) {
       assert.deepEqual((await t.admin.checkLedger()).differences, []);
     });
 
+    test('purchases and refunds beside a closure: the closed card keeps no balance and money is conserved', async (ctx) => {
+      const t = await useCore(ctx, dialect);
+      const alice = await newCustomer(t, 100_000);
+      const card = await newCard(t, alice);
+      const topup = await t.core.topup(alice.caller, card.id, { amount: 5_000 });
+      const simulations = Array.from({ length: 12 }, (_, i) =>
+        i % 2 === 0 ? t.admin.simulateRefund(card.id, 100) : t.admin.simulatePurchase(card.id, 300),
+      );
+      const [closed, ...moves] = await Promise.all([t.core.close(alice.caller, card.id), ...simulations]);
+      const approved = (side: number) => moves.filter((m, i) => i % 2 === side && m.status === 'Approved').length;
+      const read = await t.core.getCard(alice.caller, card.id);
+      assert.equal(read.status, 'closed');
+      assert.equal(read.balance, 0);
+      assert.equal(closed.balanceWithdrawn, 5_000 + 100 * approved(0) - 300 * approved(1));
+      assert.ok(moves.every((m) => m.status === 'Approved' || m.declineCode === 'card_closed'));
+      assert.equal((await t.core.walletBalance(alice.caller)).balance, topup.walletBalance + closed.balanceWithdrawn);
+      const ledger = await t.admin.checkLedger();
+      assert.deepEqual(ledger.differences, []);
+      assert.equal(ledger.total, 0);
+    });
+
     test('simultaneous purchases never take a card below zero', async (ctx) => {
       const t = await useCore(ctx, dialect);
       const alice = await newCustomer(t, 100_000);

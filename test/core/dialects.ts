@@ -39,12 +39,27 @@ export async function freshPostgresSchema(baseUrl: string): Promise<{ url: strin
   return { url: withSearchPath(baseUrl, schema), drop: () => run(`drop schema ${schema} cascade`) };
 }
 
+/**
+ * Kysely's migrator introspects the tables of every schema; when another test process drops its
+ * schema during that query, Postgres reports a schema "does not exist". Only tests drop schemas
+ * concurrently, so only they retry.
+ */
+async function createTestCoreRetrying(options: CoreOptions & { url: string }): Promise<TestCore> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await createTestCore(options);
+    } catch (error) {
+      if (attempt >= 5 || !(error instanceof Error) || !/schema ".*" does not exist/.test(error.message)) throw error;
+    }
+  }
+}
+
 /** A migrated, seeded core with a fake clock on a clean database of the dialect. */
 export async function coreOn(dialect: Dialect, options: CoreOptions = {}): Promise<TestCore> {
   if (dialect === 'sqlite') return createTestCore(options);
   const schema = await freshPostgresSchema(process.env.TEST_DATABASE_URL!);
   try {
-    const t = await createTestCore({ ...options, url: schema.url });
+    const t = await createTestCoreRetrying({ ...options, url: schema.url });
     return {
       ...t,
       close: async () => {
