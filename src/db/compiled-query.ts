@@ -22,7 +22,7 @@ export function compiledOnce<Args extends unknown[], Row>(
 ): { execute(ex: Executor, ...args: Args): Promise<QueryResult<Row>> } {
   const compiledFor = new WeakMap<object, { sql: string; parameters: (args: Args) => unknown[] }>();
   return {
-    execute(ex, ...args) {
+    async execute(ex, ...args) {
       const adapter = ex.getExecutor().adapter;
       let compiled = compiledFor.get(adapter);
       if (!compiled) {

@@ -1,0 +1,39 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { openDatabase } from '../../src/db/database.js';
+import { migrateToLatest } from '../../src/db/migrate.js';
+import { freshPostgresSchema } from '../core/dialects.js';
+
+describe('migrations', () => {
+  test('a fresh SQLite database migrates once; migrating again applies nothing', async () => {
+    const database = openDatabase(':memory:');
+    try {
+      const applied = await migrateToLatest(database.db);
+      assert.ok(applied.length >= 1);
+      assert.deepEqual(await migrateToLatest(database.db), []);
+      const tables = (await database.db.introspection.getTables()).map((t) => t.name);
+      for (const table of ['accounts', 'journals', 'entries', 'cards', 'card_transactions', 'outbox']) assert.ok(tables.includes(table), table);
+    } finally {
+      await database.close();
+    }
+  });
+
+  test('Postgres schemas migrate independently, each finding its own migration tables', { skip: !process.env.TEST_DATABASE_URL }, async () => {
+    const first = await freshPostgresSchema(process.env.TEST_DATABASE_URL!);
+    const second = await freshPostgresSchema(process.env.TEST_DATABASE_URL!);
+    const a = openDatabase(first.url);
+    const b = openDatabase(second.url);
+    try {
+      const applied = await migrateToLatest(a.db);
+      assert.ok(applied.length >= 1);
+      assert.deepEqual(await migrateToLatest(b.db), applied);
+      assert.deepEqual(await migrateToLatest(a.db), []);
+      assert.deepEqual(await migrateToLatest(b.db), []);
+    } finally {
+      await a.close();
+      await b.close();
+      await first.drop();
+      await second.drop();
+    }
+  });
+});
