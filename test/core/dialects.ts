@@ -23,43 +23,52 @@ export function withSearchPath(url: string, schema: string): string {
   return parsed.toString();
 }
 
+/**
+ * Kysely's migrator introspects the tables of every schema, and Postgres fails that query when
+ * another test process drops its schema meanwhile. Migrations hold this advisory lock shared,
+ * drops hold it exclusive.
+ */
+const SCHEMA_LOCK = 20261122;
+
+async function onClient<T>(url: string, run: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await run(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Runs `migrate` while no test schema can be dropped. */
+export function whileNoSchemaIsDropped<T>(baseUrl: string, migrate: () => Promise<T>): Promise<T> {
+  return onClient(baseUrl, async (client) => {
+    await client.query('select pg_advisory_lock_shared($1)', [SCHEMA_LOCK]);
+    return migrate();
+  });
+}
+
 /** A Postgres schema of its own, dropped by the returned function. */
 export async function freshPostgresSchema(baseUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
   const schema = `test_${randomUUID().replaceAll('-', '')}`;
-  const run = async (text: string) => {
-    const client = new pg.Client({ connectionString: baseUrl });
-    await client.connect();
-    try {
-      await client.query(text);
-    } finally {
-      await client.end();
-    }
+  await onClient(baseUrl, (client) => client.query(`create schema ${schema}`));
+  return {
+    url: withSearchPath(baseUrl, schema),
+    drop: () =>
+      onClient(baseUrl, async (client) => {
+        await client.query('select pg_advisory_lock($1)', [SCHEMA_LOCK]);
+        await client.query(`drop schema ${schema} cascade`);
+      }),
   };
-  await run(`create schema ${schema}`);
-  return { url: withSearchPath(baseUrl, schema), drop: () => run(`drop schema ${schema} cascade`) };
-}
-
-/**
- * Kysely's migrator introspects the tables of every schema; when another test process drops its
- * schema during that query, Postgres reports a schema "does not exist". Only tests drop schemas
- * concurrently, so only they retry.
- */
-async function createTestCoreRetrying(options: CoreOptions & { url: string }): Promise<TestCore> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await createTestCore(options);
-    } catch (error) {
-      if (attempt >= 5 || !(error instanceof Error) || !/schema ".*" does not exist/.test(error.message)) throw error;
-    }
-  }
 }
 
 /** A migrated, seeded core with a fake clock on a clean database of the dialect. */
 export async function coreOn(dialect: Dialect, options: CoreOptions = {}): Promise<TestCore> {
   if (dialect === 'sqlite') return createTestCore(options);
-  const schema = await freshPostgresSchema(process.env.TEST_DATABASE_URL!);
+  const baseUrl = process.env.TEST_DATABASE_URL!;
+  const schema = await freshPostgresSchema(baseUrl);
   try {
-    const t = await createTestCoreRetrying({ ...options, url: schema.url });
+    const t = await whileNoSchemaIsDropped(baseUrl, () => createTestCore({ ...options, url: schema.url }));
     return {
       ...t,
       close: async () => {
