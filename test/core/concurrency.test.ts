@@ -97,6 +97,57 @@ for (const dialect of dialects()) {
       assert.equal(ledger.total, 0);
     });
 
+    test('a storm of mixed operations from many users at once: only refusals, no deadlock, money conserved', async (ctx) => {
+      const t = await useCore(ctx, dialect, { settings: { topupCooldownSeconds: 0, withdrawCooldownSeconds: 0 } });
+      const { bin, plan } = await catalogue(t);
+      const users = [];
+      for (let i = 0; i < 6; i++) users.push(await newCustomer(t, 20_000, `User ${i}`));
+      const cards = [];
+      for (const user of users) for (let i = 0; i < 2; i++) cards.push({ user, card: await newCard(t, user, `Card ${i}`) });
+      const moved = { deposits: 6 * 20_000, fees: 12 * plan.creationFee, purchases: 0, refunds: 0 };
+      let seed = 7;
+      const next = (n: number) => (seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648) % n;
+      for (let batch = 0; batch < 12; batch++) {
+        const attempts: Promise<void>[] = [];
+        for (let i = 0; i < 30; i++) {
+          const { user, card } = cards[next(cards.length)]!;
+          const amount = 100 + next(3_000);
+          const op = next(8);
+          attempts.push(
+            (async () => {
+              if (op === 0) {
+                await t.admin.deposit(user.userId, amount);
+                moved.deposits += amount;
+              } else if (op <= 2) {
+                moved.fees += (await t.core.topup(user.caller, card.id, { amount: amount + 400 })).platformFee;
+              } else if (op === 3) {
+                await t.core.withdraw(user.caller, card.id, { amount });
+              } else if (op === 4) {
+                await t.core.createCard(user.caller, { bin_id: bin.id, planId: plan.id, name: 'More' });
+                moved.fees += plan.creationFee;
+              } else if (op <= 6) {
+                if ((await t.admin.simulatePurchase(card.id, amount)).status === 'Approved') moved.purchases += amount;
+              } else {
+                if ((await t.admin.simulateRefund(card.id, amount)).status === 'Approved') moved.refunds += amount;
+              }
+            })(),
+          );
+        }
+        await settle(attempts);
+        t.clock.advance(1_000);
+      }
+      const ledger = await t.admin.checkLedger();
+      assert.deepEqual(ledger.differences, []);
+      assert.deepEqual(ledger.unbalancedJournals, []);
+      assert.equal(ledger.total, 0);
+      let held = 0;
+      for (const user of users) {
+        held += (await t.core.walletBalance(user.caller)).balance;
+        for (const card of await t.core.listCards(user.caller)) held += card.balance;
+      }
+      assert.equal(held, moved.deposits - moved.fees - moved.purchases + moved.refunds);
+    });
+
     test('simultaneous purchases never take a card below zero', async (ctx) => {
       const t = await useCore(ctx, dialect);
       const alice = await newCustomer(t, 100_000);
