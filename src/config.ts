@@ -47,6 +47,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (config.BOT_MODE === 'webhook' && (!config.WEBHOOK_URL || !config.WEBHOOK_SECRET)) {
     throw new ConfigError('BOT_MODE=webhook needs WEBHOOK_URL and WEBHOOK_SECRET');
   }
+  if (config.BOT_ENABLED && config.BOT_MODE === 'webhook' && !config.HTTP_ENABLED) {
+    throw new ConfigError('BOT_MODE=webhook is served by the HTTP server: set HTTP_ENABLED=true');
+  }
   return config;
 }
 

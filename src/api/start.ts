@@ -17,7 +17,13 @@ export interface RunningHttpApi {
  * Serves the HTTP API over a running core on `HTTP_HOST:HTTP_PORT`. For the combined bot + API
  * process and for `npm run api`; closing it leaves the core to its owner.
  */
-export async function startHttpApi(runtime: CoreRuntime, config: Config, logger: Logger): Promise<RunningHttpApi> {
+export async function startHttpApi(
+  runtime: CoreRuntime,
+  config: Config,
+  logger: Logger,
+  /** Routes of other parts mounted before listening (the bot's webhook). */
+  mount?: (app: FastifyInstance) => void,
+): Promise<RunningHttpApi> {
   const app = createHttpServer({
     core: runtime.core,
     db: runtime.database.db,
@@ -25,6 +31,7 @@ export async function startHttpApi(runtime: CoreRuntime, config: Config, logger:
     clock: runtime.clock,
     bodyLimit: config.HTTP_BODY_LIMIT_BYTES,
   });
+  mount?.(app);
   await app.listen({ host: config.HTTP_HOST, port: config.HTTP_PORT });
   const address = app.server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;

@@ -28,6 +28,25 @@ export type { BotConfig, BotDeps } from './services.js';
 export type { BotContext } from './context.js';
 
 const servicesOf = new WeakMap<Bot<BotContext>, Services>();
+const inFlightOf = new WeakMap<Bot<BotContext>, InFlight>();
+
+/** Counts the updates being handled, so a shutdown can wait for the last one to finish. */
+class InFlight {
+  #count = 0;
+  #idle: (() => void)[] = [];
+  readonly middleware: Middleware<BotContext> = async (_ctx, next) => {
+    this.#count++;
+    try {
+      await next();
+    } finally {
+      if (--this.#count === 0) for (const resolve of this.#idle.splice(0)) resolve();
+    }
+  };
+  /** Resolves once no update is being handled. */
+  settled(): Promise<void> {
+    return this.#count === 0 ? Promise.resolve() : new Promise((resolve) => this.#idle.push(resolve));
+  }
+}
 
 /**
  * The bot: every feature registered in order inside one error boundary. Nothing runs until it is
@@ -59,6 +78,9 @@ export function createBot(deps: BotDeps, options: { botInfo?: UserFromGetMe; fet
   ];
   const mainMenu = createMainMenu(s);
 
+  const inFlight = new InFlight();
+  inFlightOf.set(bot, inFlight);
+  bot.use(inFlight.middleware);
   bot.use((ctx, next) => {
     let logger: typeof deps.logger | undefined;
     // A child logger carrying the update id, made only when something is logged.
@@ -132,6 +154,11 @@ export function startBackgroundJobs(bot: Bot<BotContext>): { stop(): Promise<voi
   };
 }
 
+/** Resolves once every update the bot is handling has finished (the runner's stop does not wait for them). */
+export function updatesSettled(bot: Bot<BotContext>): Promise<void> {
+  return inFlightOf.get(bot)!.settled();
+}
+
 export interface RunningBot {
   bot: Bot<BotContext>;
   /** Stops fetching, finishes the updates in flight and the background jobs. */
@@ -151,6 +178,7 @@ export async function startBot(deps: BotDeps): Promise<RunningBot> {
     bot,
     async stop() {
       if (runner.isRunning()) await runner.stop();
+      await updatesSettled(bot);
       await jobs.stop();
     },
   };
@@ -171,12 +199,29 @@ export function webhookHandler(bot: Bot<BotContext>, secretToken: string): Webho
  * Webhook mode: registers `url` with Telegram under `secretToken` and returns the handler to mount
  * (`app.post(path, handler)`), which checks the `X-Telegram-Bot-Api-Secret-Token` header.
  */
-export async function startWebhookBot(deps: BotDeps, webhook: { url: string; secretToken: string }): Promise<RunningBot & { handler: WebhookHandler }> {
+export async function startWebhookBot(
+  deps: BotDeps,
+  webhook: {
+    url: string;
+    secretToken: string;
+    /** Starts serving the handler; called before the webhook is registered, so Telegram's first post finds it. */
+    serve?: (handler: WebhookHandler) => Promise<void>;
+  },
+): Promise<RunningBot & { handler: WebhookHandler }> {
   const bot = createBot(deps);
   await bot.init();
+  const handler = webhookHandler(bot, webhook.secretToken);
+  await webhook.serve?.(handler);
   await setCommands(bot);
   await bot.api.setWebhook(webhook.url, { secret_token: webhook.secretToken });
   const jobs = startBackgroundJobs(bot);
-  const handler = webhookHandler(bot, webhook.secretToken);
-  return { bot, handler, stop: () => jobs.stop() };
+  return {
+    bot,
+    handler,
+    // The HTTP server stops taking posts first; an update past the webhook's reply timeout may still run.
+    async stop() {
+      await updatesSettled(bot);
+      await jobs.stop();
+    },
+  };
 }

@@ -1,0 +1,104 @@
+import { startHttpApi, type RunningHttpApi } from './api/start.js';
+import { startBot, startWebhookBot, type BotDeps, type RunningBot } from './bot/index.js';
+import { startCoreFromConfig, type CoreRuntime } from './compose.js';
+import { ConfigError, loadConfig, requireBotToken, type Config } from './config.js';
+import { loadDotEnv } from './env.js';
+import { createLogger, type Logger } from './logger.js';
+
+// `npm start`: the bot (long polling, or webhook served by the HTTP server) and the HTTP API over one core.
+
+const SHUTDOWN_LIMIT_MS = 15_000;
+
+function botDeps(runtime: CoreRuntime, config: Config, token: string, logger: Logger): BotDeps {
+  return {
+    core: runtime.core,
+    db: runtime.database.db,
+    clock: runtime.clock,
+    logger: logger.child({ component: 'bot' }),
+    config: {
+      token,
+      apiRoot: config.TELEGRAM_API_ROOT,
+      sensitiveTtlSeconds: config.SENSITIVE_TTL_SECONDS,
+      otpTtlSeconds: config.OTP_TTL_SECONDS,
+      adminChatId: config.ADMIN_CHAT_ID,
+    },
+  };
+}
+
+/** Starts what the settings ask for; whatever started is stopped again by the returned function. */
+async function start(config: Config, logger: Logger): Promise<() => Promise<void>> {
+  const token = config.BOT_ENABLED ? requireBotToken(config) : undefined;
+  const runtime = await startCoreFromConfig(config, logger);
+  let api: RunningHttpApi | undefined;
+  let bot: RunningBot | undefined;
+  // In-flight work first (HTTP requests and webhook updates, then polled updates), the database last.
+  const stop = async () => {
+    await api?.close();
+    await bot?.stop();
+    await runtime.close();
+  };
+  try {
+    if (token !== undefined && config.BOT_MODE === 'webhook') {
+      const url = config.WEBHOOK_URL!;
+      bot = await startWebhookBot(botDeps(runtime, config, token, logger), {
+        url,
+        secretToken: config.WEBHOOK_SECRET!,
+        serve: async (handler) => {
+          api = await startHttpApi(runtime, config, logger, (app) => {
+            app.post(new URL(url).pathname, { config: { public: true }, bodyLimit: 1_048_576, schema: { hide: true } }, handler);
+          });
+        },
+      });
+      logger.info({ path: new URL(url).pathname }, 'bot serving its webhook');
+    } else {
+      if (config.HTTP_ENABLED) api = await startHttpApi(runtime, config, logger);
+      if (token !== undefined) bot = await startBot(botDeps(runtime, config, token, logger));
+    }
+  } catch (error) {
+    await stop().catch(() => undefined);
+    throw error;
+  }
+  return stop;
+}
+
+loadDotEnv();
+let config: Config;
+try {
+  config = loadConfig();
+} catch (error) {
+  if (!(error instanceof ConfigError)) throw error;
+  console.error(error.message);
+  process.exit(2);
+}
+const logger = createLogger(config.LOG_LEVEL);
+
+let stop: () => Promise<void>;
+try {
+  stop = await start(config, logger);
+} catch (error) {
+  if (error instanceof ConfigError) logger.fatal(error.message);
+  else logger.fatal({ err: error }, 'Could not start');
+  process.exit(1);
+}
+
+let stopping = false;
+async function shutdown(signal: string): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  logger.info({ signal }, 'Shutting down: finishing the work in flight');
+  const limit = setTimeout(() => {
+    logger.error({ limitMs: SHUTDOWN_LIMIT_MS }, 'Shutdown took too long; exiting');
+    process.exit(1);
+  }, SHUTDOWN_LIMIT_MS);
+  limit.unref();
+  try {
+    await stop();
+    logger.info('Stopped');
+    process.exit(0);
+  } catch (error) {
+    logger.error({ err: error }, 'Shutdown failed');
+    process.exit(1);
+  }
+}
+process.once('SIGINT', () => void shutdown('SIGINT'));
+process.once('SIGTERM', () => void shutdown('SIGTERM'));

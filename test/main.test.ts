@@ -1,0 +1,215 @@
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { after, before, describe, it } from 'node:test';
+import { startCore } from '../src/compose.js';
+import { BotApiServer } from './helpers/bot-api-server.js';
+
+// `npm start` as an operator runs it: src/main.ts in its own process, settings from the environment.
+
+const MAIN = fileURLToPath(new URL('../src/main.ts', import.meta.url));
+const TSX = import.meta.resolve('tsx');
+const BOT_TOKEN = '123456:MAIN-test';
+
+interface Started {
+  child: ChildProcess;
+  logs: Record<string, any>[];
+  output: () => string;
+  waitForLog(msg: string): Promise<Record<string, any>>;
+  exited: Promise<number | null>;
+}
+
+/** Runs src/main.ts in a temporary working folder (so no developer's `.env` is read). */
+function startMain(dir: string, env: Record<string, string>): Started {
+  const child = spawn(process.execPath, ['--import', TSX, MAIN], {
+    cwd: dir,
+    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let text = '';
+  const logs: Record<string, any>[] = [];
+  const waiters = new Set<() => void>();
+  const take = (chunk: Buffer) => {
+    text += chunk.toString('utf8');
+    const lines = text.split('\n');
+    for (const line of lines.slice(logs.length, -1)) {
+      try {
+        logs.push(JSON.parse(line));
+      } catch {
+        logs.push({ msg: line });
+      }
+    }
+    for (const wake of [...waiters]) wake();
+  };
+  child.stdout!.on('data', take);
+  let errors = '';
+  child.stderr!.on('data', (chunk: Buffer) => (errors += chunk.toString('utf8')));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return {
+    child,
+    logs,
+    exited,
+    output: () => text + errors,
+    waitForLog(msg) {
+      return new Promise((resolve, reject) => {
+        const check = () => {
+          const found = logs.find((l) => l.msg === msg);
+          if (found) {
+            waiters.delete(check);
+            clearTimeout(timer);
+            resolve(found);
+          }
+        };
+        const timer = setTimeout(() => {
+          waiters.delete(check);
+          reject(new Error(`No log line "${msg}" within 20 s; output:\n${text}${errors}`));
+        }, 20_000);
+        waiters.add(check);
+        void exited.then(() => setTimeout(check, 50));
+        check();
+      });
+    },
+  };
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/** A user created beside the running process, in the same SQLite file, with the key it generated. */
+async function createUser(dir: string): Promise<string> {
+  const key = Buffer.from(readFileSync(path.join(dir, 'card-data.key'), 'utf8').trim(), 'base64');
+  const runtime = await startCore({ databaseUrl: path.join(dir, 'cards.db'), cardDataKey: key });
+  try {
+    return (await runtime.admin.createUser({ name: 'Main', deposit: 10_000 })).token;
+  } finally {
+    await runtime.close();
+  }
+}
+
+describe('npm start (src/main.ts)', () => {
+  let server: BotApiServer;
+  let apiRoot: string;
+  const dirs: string[] = [];
+  const folder = () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'main-'));
+    dirs.push(dir);
+    return dir;
+  };
+  const baseEnv = (dir: string) => ({
+    BOT_TOKEN,
+    TELEGRAM_API_ROOT: apiRoot,
+    DATABASE_URL: path.join(dir, 'cards.db'),
+    CARD_DATA_KEY_FILE: path.join(dir, 'card-data.key'),
+  });
+
+  before(async () => {
+    server = new BotApiServer();
+    apiRoot = await server.start();
+  });
+  after(async () => {
+    await server.stop();
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('polls for the bot and serves the HTTP API from one process, then stops cleanly on SIGTERM', async () => {
+    const dir = folder();
+    const main = startMain(dir, { ...baseEnv(dir), HTTP_PORT: '0' });
+    try {
+      const listening = await main.waitForLog('HTTP API listening');
+      await main.waitForLog('bot polling');
+      const keyFile = path.join(dir, 'card-data.key');
+      assert.equal(statSync(keyFile).mode & 0o777, 0o600);
+      assert.ok(!main.output().includes(readFileSync(keyFile, 'utf8').trim()), 'the key never reaches the log');
+
+      const token = await createUser(dir);
+      const health = await fetch(`${listening.url}/api/v1/health`, { headers: { authorization: `Bearer ${token}` } });
+      assert.equal(health.status, 200);
+
+      const user = server.user(5001);
+      const step = user.send(token);
+      await server.nextMessage(user.chatId, step.mark, 'Linked');
+      assert.ok(server.calls.some((c) => c.method === 'setMyCommands'));
+      assert.ok(!main.output().includes(token), 'the token never reaches the log');
+    } finally {
+      main.child.kill('SIGTERM');
+    }
+    assert.equal(await main.exited, 0);
+    await main.waitForLog('Stopped');
+  });
+
+  it('in webhook mode serves the webhook on the HTTP server, checks the secret token and registers the URL', async () => {
+    const dir = folder();
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}/telegram/hook`;
+    const mark = server.mark();
+    const main = startMain(dir, { ...baseEnv(dir), HTTP_PORT: String(port), BOT_MODE: 'webhook', WEBHOOK_URL: url, WEBHOOK_SECRET: 'hook_secret' });
+    try {
+      await main.waitForLog('bot serving its webhook');
+      const registered = await server.waitForCall((c) => c.method === 'setWebhook', mark);
+      assert.equal(registered.payload.url, url);
+      assert.equal(registered.payload.secret_token, 'hook_secret');
+
+      const update = {
+        update_id: 1,
+        message: { message_id: 1, date: 0, chat: { id: 6001, type: 'private', first_name: 'W' }, from: { id: 6001, is_bot: false, first_name: 'W' }, text: '/start', entities: [{ type: 'bot_command', offset: 0, length: 6 }] },
+      };
+      const post = (secret?: string) =>
+        fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...(secret ? { 'x-telegram-bot-api-secret-token': secret } : {}) }, body: JSON.stringify(update) });
+      assert.equal((await post()).status, 401);
+      assert.equal((await post('wrong')).status, 401);
+      const before = server.mark();
+      assert.equal((await post('hook_secret')).status, 200);
+      await server.nextMessage(6001, before, 'API token');
+      assert.ok(!server.calls.slice(mark).some((c) => c.method === 'getUpdates'));
+
+      const api = await fetch(`http://127.0.0.1:${port}/api/v1/health`);
+      assert.equal(api.status, 401);
+    } finally {
+      main.child.kill('SIGTERM');
+    }
+    assert.equal(await main.exited, 0);
+  });
+
+  it('refuses to start without BOT_TOKEN and says where to get one', async () => {
+    const dir = folder();
+    const { BOT_TOKEN: _omitted, ...env } = baseEnv(dir);
+    const main = startMain(dir, env);
+    assert.equal(await main.exited, 1);
+    assert.match(main.output(), /BOT_TOKEN is missing: create a bot with @BotFather/);
+  });
+
+  it('refuses a bad setting with a message naming it, before opening anything', async () => {
+    const dir = folder();
+    const bad = startMain(dir, { ...baseEnv(dir), HTTP_PORT: 'eighty' });
+    assert.equal(await bad.exited, 2);
+    assert.match(bad.output(), /HTTP_PORT/);
+    const webhookWithoutServer = startMain(dir, { ...baseEnv(dir), BOT_MODE: 'webhook', WEBHOOK_URL: 'https://bot.example/hook', WEBHOOK_SECRET: 's', HTTP_ENABLED: 'false' });
+    assert.equal(await webhookWithoutServer.exited, 2);
+    assert.match(webhookWithoutServer.output(), /HTTP_ENABLED=true/);
+    assert.throws(() => statSync(path.join(dir, 'cards.db')));
+  });
+
+  it('runs the HTTP API alone when the bot is off', async () => {
+    const dir = folder();
+    const { BOT_TOKEN: _omitted, ...env } = baseEnv(dir);
+    const mark = server.mark();
+    const main = startMain(dir, { ...env, BOT_ENABLED: 'false', HTTP_PORT: '0' });
+    try {
+      const listening = await main.waitForLog('HTTP API listening');
+      assert.equal((await fetch(`${listening.url}/livez`)).status, 200);
+      assert.equal(server.calls.slice(mark).length, 0);
+    } finally {
+      main.child.kill('SIGINT');
+    }
+    assert.equal(await main.exited, 0);
+  });
+});
