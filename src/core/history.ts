@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { compiledOnce } from '../db/compiled-query.js';
 import type { Executor } from '../db/schema.js';
 import { findOwnedCard, isUuid, selectCards } from './card-queries.js';
 import type { CoreDeps } from './deps.js';
@@ -17,6 +18,11 @@ import {
 } from './views.js';
 
 const OTP_LIST_SIZE = 50;
+
+// Read on every wallet screen and balance request: compiled once.
+const walletOf = compiledOnce(1, (ex, accountId: number) =>
+  ex.selectFrom('accounts').select(['balance', 'updated_at']).where('id', '=', accountId).where('kind', '=', 'wallet'),
+);
 
 /** What happened on the caller's cards and wallet: statements, OTPs, the balance. */
 export function createHistoryOperations({ db, mailbox, settings, clock }: CoreDeps) {
@@ -100,12 +106,7 @@ export function createHistoryOperations({ db, mailbox, settings, clock }: CoreDe
     },
 
     async walletBalance(caller: Caller): Promise<Wallet> {
-      const row = await db
-        .selectFrom('accounts')
-        .select(['balance', 'updated_at'])
-        .where('id', '=', caller.walletAccountId)
-        .where('kind', '=', 'wallet')
-        .executeTakeFirst();
+      const [row] = (await walletOf.execute(db, caller.walletAccountId)).rows;
       if (!row) throw new CardServiceError('WALLET_NOT_FOUND');
       return { balance: Number(row.balance), updatedAt: row.updated_at };
     },
