@@ -1,15 +1,18 @@
 /** Integer cents. Every amount inside the core is one of these; decimals exist only at the edges. */
 export type Cents = number;
 
-const EPSILON = 1e-6;
+/** How far from a whole cent binary floating point may put an amount that has 2 decimals (0.1 + 5.2). */
+const FLOAT_NOISE_CENTS = 1e-6;
 
-/** A decimal USD amount to cents, or null when it is not finite or has more than 2 decimal places. */
+/**
+ * A decimal USD amount to cents, or null when it is not finite or has more than 2 decimal places.
+ * The tolerance is absolute, in cents: a third decimal (1000.001) is refused however large the amount.
+ */
 export function toCents(amount: number): Cents | null {
   if (!Number.isFinite(amount)) return null;
   const scaled = amount * 100;
   const cents = Math.round(scaled);
-  if (Math.abs(scaled - cents) > EPSILON * Math.max(1, Math.abs(scaled))) return null;
-  if (!Number.isSafeInteger(cents)) return null;
+  if (!Number.isSafeInteger(cents) || Math.abs(scaled - cents) > FLOAT_NOISE_CENTS) return null;
   return cents === 0 ? 0 : cents;
 }
 

@@ -8,8 +8,22 @@ describe('money', () => {
     assert.equal(toCents(0.29), 29);
     assert.equal(toCents(10_000.01), 1_000_001);
     assert.equal(toCents(5.001), null);
+    // A third decimal is refused however large the amount (a relative tolerance once let these through).
+    assert.equal(toCents(1_000.001), null);
+    assert.equal(toCents(5_000.001), null);
+    assert.equal(toCents(9_999.999), null);
+    assert.equal(toCents(9_999.99), 999_999);
+    assert.equal(toCents(-0), 0);
     assert.equal(toCents(Number.POSITIVE_INFINITY), null);
     assert.equal(toCents(Number.NaN), null);
+  });
+
+  test('every amount with at most 2 decimals, typed as text and parsed, is exact in cents', () => {
+    for (let cents = 0; cents <= 1_000_001; cents += 7) {
+      const text = `${Math.floor(cents / 100)}.${String(cents % 100).padStart(2, '0')}`;
+      assert.equal(toCents(Number(text)), cents, text);
+      assert.equal(toCents(Number(`${text}1`)), null, `${text}1`);
+    }
   });
 
   test('cents format with exactly two decimals', () => {

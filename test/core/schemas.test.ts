@@ -55,6 +55,13 @@ describe('top-up amount (spec 4.6 rule 1, section 8)', () => {
     assert.deepEqual(issues[0]?.path, ['amount']);
   });
 
+  test('a third decimal on a large amount is refused, not rounded (1000.001, 9999.999)', () => {
+    for (const amount of [1_000.001, 9_999.999]) {
+      assert.deepEqual(issuesOf(() => topup(amount)).map((i) => i.message), ['Amount must have at most 2 decimal places']);
+      assert.deepEqual(issuesOf(() => withdraw(amount)).map((i) => i.message), ['Amount must have at most 2 decimal places']);
+    }
+  });
+
   test('two-decimal amounts convert to exact cents (no float drift)', () => {
     assert.deepEqual(topup(19.99), { amount: 1_999 });
     assert.deepEqual(topup(0.1 + 5.2), { amount: 530 });
