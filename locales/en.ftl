@@ -89,7 +89,9 @@ create-summary =
     BIN { $bin } ({ $category }), plan { $plan }: limit { $limit } USD
     Creation fee: { $fee } USD{ $coupon }
     Wallet now: { $wallet } USD, after the fee: { $walletAfter } USD
-create-coupon-note = {" "}(before coupon { $coupon })
+create-coupon-note = {" "}(coupon { $coupon }; without it { $planFee } USD)
+name-invalid = { $message }. Send another name, or /cancel.
+coupon-invalid = { $message }. Send another code, or tap Skip.
 create-done = Card “{ $name }” created: { $masked }.
 otps-none = No OTPs for this card yet.
 otps-title = OTPs for “{ $name }”:

@@ -89,7 +89,9 @@ create-summary =
     BIN { $bin } ({ $category }), тариф { $plan }: лимит { $limit } USD
     Стоимость выпуска: { $fee } USD{ $coupon }
     В кошельке сейчас: { $wallet } USD, после оплаты: { $walletAfter } USD
-create-coupon-note = {" "}(без учёта купона { $coupon })
+create-coupon-note = {" "}(купон { $coupon }; без него { $planFee } USD)
+name-invalid = { $message }. Пришлите другое название или /cancel.
+coupon-invalid = { $message }. Пришлите другой код или нажмите «Пропустить».
 create-done = Карта «{ $name }» выпущена: { $masked }.
 otps-none = Для этой карты OTP пока нет.
 otps-title = OTP для «{ $name }»:

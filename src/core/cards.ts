@@ -14,20 +14,37 @@ import {
   type Caller,
   type Card,
   type CloseResult,
+  type CreationQuote,
   type SensitiveCardDetails,
   type StatusChange,
 } from './views.js';
 
 export function createCardOperations({ db, clock, provider, cipher, settings }: CoreDeps) {
-  /** The plan's creation fee less the coupon, redeeming the coupon; refuses an unusable one. */
-  async function creationFee(trx: Executor, fee: Cents, couponId: string | undefined, now: Date): Promise<Cents> {
-    if (couponId === undefined) return fee;
-    const coupon = await trx.selectFrom('coupons').selectAll().where('id', '=', couponId).executeTakeFirst();
+  /** A coupon that can be redeemed now (read only); refuses an unusable one with its reason. */
+  async function usableCoupon(ex: Executor, couponId: string, now: Date) {
+    const coupon = await ex.selectFrom('coupons').selectAll().where('id', '=', couponId).executeTakeFirst();
     if (!coupon) throw new CardServiceError('INVALID_COUPON', { reason: 'coupon not found' });
     if (!coupon.active) throw new CardServiceError('INVALID_COUPON', { reason: 'coupon is inactive' });
     if (coupon.expires_at !== null && coupon.expires_at <= now.toISOString()) {
       throw new CardServiceError('INVALID_COUPON', { reason: 'coupon has expired' });
     }
+    if (coupon.max_redemptions !== null && Number(coupon.redemptions) >= Number(coupon.max_redemptions)) {
+      throw new CardServiceError('INVALID_COUPON', { reason: 'coupon has no redemptions left' });
+    }
+    return coupon;
+  }
+
+  function discounted(fee: Cents, coupon: { kind: string; value: number } | undefined): Cents {
+    if (!coupon) return fee;
+    const discount = coupon.kind === 'percent' ? percentOf(fee, Number(coupon.value)) : Number(coupon.value);
+    return Math.max(0, fee - discount);
+  }
+
+  /** The plan's creation fee less the coupon, redeeming the coupon; refuses an unusable one. */
+  async function creationFee(trx: Executor, fee: Cents, couponId: string | undefined, now: Date): Promise<Cents> {
+    if (couponId === undefined) return fee;
+    const coupon = await usableCoupon(trx, couponId, now);
+    // The conditional update decides the last redemption, whatever ran beside this.
     const redeemed = await trx
       .updateTable('coupons')
       .set((eb) => ({ redemptions: eb('redemptions', '+', 1) }))
@@ -37,8 +54,16 @@ export function createCardOperations({ db, clock, provider, cipher, settings }: 
     if (redeemed.numUpdatedRows === 0n) {
       throw new CardServiceError('INVALID_COUPON', { reason: 'coupon has no redemptions left' });
     }
-    const discount = coupon.kind === 'percent' ? percentOf(fee, Number(coupon.value)) : Number(coupon.value);
-    return Math.max(0, fee - discount);
+    return discounted(fee, coupon);
+  }
+
+  /** The enabled BIN and active plan a creation names, or the spec's refusals. */
+  async function binAndPlan(ex: Executor, input: Pick<CreateCardInput, 'bin_id' | 'planId'>) {
+    const bin = await ex.selectFrom('bins').selectAll().where('id', '=', input.bin_id).where('enabled', '=', 1).executeTakeFirst();
+    if (!bin) throw new CardServiceError('INVALID_BIN');
+    const plan = await ex.selectFrom('plans').selectAll().where('id', '=', input.planId).where('active', '=', 1).executeTakeFirst();
+    if (!plan) throw new CardServiceError('INVALID_PLAN');
+    return { bin, plan };
   }
 
   async function callProvider(action: 'issue' | 'freeze' | 'unfreeze', call: () => Promise<void>): Promise<void> {
@@ -51,26 +76,26 @@ export function createCardOperations({ db, clock, provider, cipher, settings }: 
   }
 
   return {
+    /**
+     * What creating a card would cost (an extension for the bot's summary): the fee after the coupon
+     * and the wallet after it. Refuses an unknown BIN, plan or unusable coupon; redeems nothing.
+     */
+    async quoteCreateCard(caller: Caller, input: CreateCardInput): Promise<CreationQuote> {
+      const { bin, plan } = await binAndPlan(db, input);
+      const planFee = Number(plan.creation_fee);
+      const coupon = input.coupon_id === undefined ? undefined : await usableCoupon(db, input.coupon_id, clock.now());
+      const fee = discounted(planFee, coupon);
+      const walletBalance = await accountBalance(db, caller.walletAccountId);
+      return { planFee, fee, walletBalance, walletAfter: walletBalance - fee, initialBalance: Number(bin.initial_balance) };
+    },
+
     /** Creates a card: the plan's fee (less any coupon) from the wallet, the BIN's initial balance onto the card. */
     async createCard(caller: Caller, input: CreateCardInput): Promise<Card> {
       const now = clock.now();
       const at = now.toISOString();
       const cardId = randomUUID();
       return db.transaction().execute(async (trx) => {
-        const bin = await trx
-          .selectFrom('bins')
-          .selectAll()
-          .where('id', '=', input.bin_id)
-          .where('enabled', '=', 1)
-          .executeTakeFirst();
-        if (!bin) throw new CardServiceError('INVALID_BIN');
-        const plan = await trx
-          .selectFrom('plans')
-          .selectAll()
-          .where('id', '=', input.planId)
-          .where('active', '=', 1)
-          .executeTakeFirst();
-        if (!plan) throw new CardServiceError('INVALID_PLAN');
+        const { bin, plan } = await binAndPlan(trx, input);
 
         const fee = await creationFee(trx, Number(plan.creation_fee), input.coupon_id, now);
         const revenue = await systemAccountId(trx, SYSTEM_ACCOUNTS.revenue);

@@ -66,6 +66,18 @@ export interface Plan {
   createdAt: string;
 }
 
+/** What a card creation would cost, before confirming it. */
+export interface CreationQuote {
+  /** The plan's creation fee, and the fee after the coupon. */
+  planFee: Cents;
+  fee: Cents;
+  walletBalance: Cents;
+  /** The wallet after the fee; below zero when the wallet cannot pay it. */
+  walletAfter: Cents;
+  /** What the BIN puts on the new card. */
+  initialBalance: Cents;
+}
+
 export interface TopupQuote {
   cardId: string;
   category: CardCategory;

@@ -140,6 +140,23 @@ for (const dialect of dialects()) {
       assert.deepEqual((await t.admin.checkLedger()).differences, []);
     });
 
+    test('a creation quote shows the fee after the coupon and the wallet after it, and redeems nothing', async (ctx) => {
+      const t = await useCore(ctx, dialect);
+      const alice = await newCustomer(t, 10_000);
+      const { bin, plan } = await catalogue(t);
+      await t.admin.createCoupon({ code: 'HALF', kind: 'percent', value: 5_000, maxRedemptions: 1 });
+      const input = { bin_id: bin.id, planId: plan.id, name: 'Ads', coupon_id: 'HALF' };
+      const quote = await t.core.quoteCreateCard(alice.caller, input);
+      assert.deepEqual(quote, { planFee: 500, fee: 250, walletBalance: 10_000, walletAfter: 9_750, initialBalance: Number(bin.initialBalance) });
+      assert.equal((await t.admin.listCoupons())[0]?.redemptions, 0);
+      await t.core.createCard(alice.caller, input);
+      assert.equal((await t.core.walletBalance(alice.caller)).balance, quote.walletAfter);
+      await assertRefused(t.core.quoteCreateCard(alice.caller, input), 'INVALID_COUPON', 'Invalid coupon: coupon has no redemptions left');
+      await assertRefused(t.core.quoteCreateCard(alice.caller, { ...input, coupon_id: 'NOPE' }), 'INVALID_COUPON', 'Invalid coupon: coupon not found');
+      await assertRefused(t.core.quoteCreateCard(alice.caller, { ...input, bin_id: '00000000-0000-4000-8000-000000000000' }), 'INVALID_BIN', 'Invalid BIN ID or BIN is disabled');
+      await assertRefused(t.core.quoteCreateCard(alice.caller, { ...input, planId: 999 }), 'INVALID_PLAN', 'Invalid plan ID or plan is inactive');
+    });
+
     test('an expired coupon is refused', async (ctx) => {
       const t = await useCore(ctx, dialect);
       const alice = await newCustomer(t, 10_000);

@@ -1,21 +1,39 @@
+import type { CreateCardInput } from '../../core/schemas.js';
+import type { CreationQuote } from '../../core/views.js';
 import type { ConversationContext } from '../context.js';
+import { refusalText } from '../errors.js';
 import { cardView, money } from '../format.js';
 import { cardKeyboard } from '../keyboards.js';
 import type { Services } from '../services.js';
-import { call, confirm, pick, sayRefusal, waitForText, type Convo } from './kit.js';
+import { call, confirm, issueText, pick, sayRefusal, waitForText, type Convo } from './kit.js';
 
 const SKIP = '-';
+
+/** A typed coupon code, or undefined when Skip is tapped. */
+async function askCoupon(conversation: Convo, ctx: ConversationContext, prompt: string): Promise<string | undefined> {
+  const nonce = await conversation.external(() => Math.random().toString(36).slice(2, 10));
+  await ctx.reply(prompt, {
+    reply_markup: { inline_keyboard: [[{ text: ctx.t('btn-skip'), callback_data: `v:${nonce}:${SKIP}` }]] },
+  });
+  const reply = await conversation.waitUntil(
+    (c) => c.callbackQuery?.data === `v:${nonce}:${SKIP}` || (typeof c.message?.text === 'string' && !c.message.text.startsWith('/')),
+    { next: true },
+  );
+  if (reply.message) return reply.message.text!.trim();
+  await reply.answerCallbackQuery();
+  await reply.editMessageReplyMarkup({ reply_markup: undefined }).catch(() => undefined);
+  return undefined;
+}
 
 /** Create a card: BIN, plan (limit and fee), name, optional coupon, summary with fee and wallet, confirm. */
 export function createCardConversation(s: Services) {
   return async function createCard(conversation: Convo, ctx: ConversationContext) {
-    const catalogue = await call(conversation, async (caller) => ({
+    const catalogue = await call(conversation, async () => ({
       bins: await s.core.listBins(),
       plans: await s.core.listPlans(),
-      wallet: (await s.core.walletBalance(caller)).balance,
     }));
     if ('refused' in catalogue) return sayRefusal(ctx, catalogue.refused);
-    const { bins, plans, wallet } = catalogue.ok;
+    const { bins, plans } = catalogue.ok;
 
     const binChoice = await pick(conversation, ctx, ctx.t('create-pick-bin'), bins.map((b) => ({
       label: ctx.t('bin-label', { bin: b.bin, network: b.network, category: b.wallet ? 'Wallet' : 'Online' }),
@@ -37,44 +55,39 @@ export function createCardConversation(s: Services) {
         name = parsed.data;
         break;
       }
-      await typed.ctx.reply(parsed.error.issues[0]?.message ?? 'Invalid input data');
+      await typed.ctx.reply(ctx.t('name-invalid', { message: issueText(parsed.error) }));
     }
 
-    const couponAsk = await conversation.external(() => Math.random().toString(36).slice(2, 10));
-    await ctx.reply(ctx.t('create-ask-coupon'), {
-      reply_markup: { inline_keyboard: [[{ text: ctx.t('btn-skip'), callback_data: `v:${couponAsk}:${SKIP}` }]] },
-    });
-    const couponReply = await conversation.waitUntil(
-      (c) => c.callbackQuery?.data === `v:${couponAsk}:${SKIP}` || (typeof c.message?.text === 'string' && !c.message.text.startsWith('/')),
-      { next: true },
-    );
+    // The coupon is checked as it is typed; the summary shows the fee after it.
     let coupon: string | undefined;
-    if (couponReply.callbackQuery) {
-      await couponReply.answerCallbackQuery();
-      await couponReply.editMessageReplyMarkup({ reply_markup: undefined }).catch(() => undefined);
-    } else {
-      coupon = couponReply.message!.text!.trim();
+    let ready: { input: CreateCardInput; quote: CreationQuote } | undefined;
+    for (let prompt = ctx.t('create-ask-coupon'); ready === undefined; ) {
+      coupon = await askCoupon(conversation, ctx, prompt);
+      const parsed = s.core.schemas.createCard.safeParse({ bin_id: bin.id, planId: plan.id, name, ...(coupon ? { coupon_id: coupon } : {}) });
+      if (!parsed.success) {
+        prompt = ctx.t('coupon-invalid', { message: issueText(parsed.error) });
+        continue;
+      }
+      const quoted = await call(conversation, (caller) => s.core.quoteCreateCard(caller, parsed.data));
+      if ('ok' in quoted) ready = { input: parsed.data, quote: quoted.ok };
+      else if (quoted.refused.code === 'INVALID_COUPON') prompt = refusalText(ctx.t, quoted.refused);
+      else return sayRefusal(ctx, quoted.refused);
     }
 
+    const { input, quote } = ready;
     const summary = ctx.t('create-summary', {
       name,
       bin: bin.bin,
       category: bin.wallet ? 'Wallet' : 'Online',
       plan: plan.name,
       limit: money(plan.limit),
-      fee: money(plan.creationFee),
-      coupon: coupon ? ctx.t('create-coupon-note', { coupon }) : '',
-      wallet: money(wallet),
-      walletAfter: money(wallet - plan.creationFee),
+      fee: money(quote.fee),
+      coupon: coupon ? ctx.t('create-coupon-note', { coupon, planFee: money(quote.planFee) }) : '',
+      wallet: money(quote.walletBalance),
+      walletAfter: money(quote.walletAfter),
     });
     const confirmed = await confirm(conversation, ctx, s, summary);
     if (!confirmed) return;
-    const parsed = s.core.schemas.createCard.safeParse({ bin_id: bin.id, planId: plan.id, name, ...(coupon ? { coupon_id: coupon } : {}) });
-    if (!parsed.success) {
-      const detail = parsed.error.issues.map((i) => i.message).join('; ');
-      return sayRefusal(confirmed, { code: 'VALIDATION', message: `Invalid input data: ${detail}` });
-    }
-    const input = parsed.data;
     const created = await call(conversation, (caller) => s.core.createCard(caller, input));
     if ('refused' in created) return sayRefusal(confirmed, created.refused);
     const card = created.ok;

@@ -1,7 +1,7 @@
 import type { Conversation } from '@grammyjs/conversations';
 import type { InlineKeyboard } from 'grammy';
 import { randomUUID } from 'node:crypto';
-import type { ZodType } from 'zod';
+import type { ZodError, ZodType } from 'zod';
 import type { Cents } from '../../core/money.js';
 import type { Caller } from '../../core/views.js';
 import { parseConversationButton } from '../callback-data.js';
@@ -37,14 +37,18 @@ export async function waitForText(conversation: Convo): Promise<{ ctx: Conversat
   return { ctx, text: ctx.message!.text!.trim() };
 }
 
+/** The first validation message of a refused input, without a closing full stop (the hint follows). */
+export function issueText(error: ZodError): string {
+  return (error.issues[0]?.message ?? 'Invalid input data').replace(/\.$/, '');
+}
+
 /** Asks until the typed amount passes the core's schema; returns cents. */
 export async function askAmount(conversation: Convo, schema: ZodType<{ amount: Cents }, { amount: number }>): Promise<Cents> {
   for (;;) {
     const { ctx, text } = await waitForText(conversation);
     const parsed = schema.safeParse({ amount: parseTypedAmount(text) });
     if (parsed.success) return parsed.data.amount;
-    const message = parsed.error.issues[0]?.message ?? 'Invalid input data';
-    await ctx.reply(ctx.t('amount-invalid', { message: message.replace(/\.$/, '') }));
+    await ctx.reply(ctx.t('amount-invalid', { message: issueText(parsed.error) }));
   }
 }
 

@@ -33,23 +33,43 @@ describe('the create-card conversation', () => {
     assert.equal((await h.t.core.listCards(me.caller)).length, 1);
   });
 
-  it("refuses an unusable coupon in the service's words", async () => {
+  it("refuses an unusable coupon as it is typed, in the service's words, and asks again", async () => {
     const h = await createHarness();
     const me = await h.linkedCustomer(9102);
     const { calls } = await throughToSummary(h, 9102, 'NOPE');
-    const done = await h.send(callbackUpdate({ id: 9102 }, buttonData(calls, 'Confirm')));
-    assert.match(texts(done).join('\n'), /Invalid coupon: .*\. Check the code, or skip the coupon\./);
-    assert.equal((await h.t.core.listCards(me.caller)).length, 0);
-  });
-
-  it('applies a valid coupon', async () => {
-    const h = await createHarness();
-    const me = await h.linkedCustomer(9103);
-    await h.t.admin.createCoupon({ code: 'HALF', kind: 'percent', value: 5_000 });
-    const { calls } = await throughToSummary(h, 9103, 'HALF');
-    assert.match(texts(calls).join('\n'), /before coupon HALF/);
-    const done = await h.send(callbackUpdate({ id: 9103 }, buttonData(calls, 'Confirm')));
+    assert.match(texts(calls).join('\n'), /Invalid coupon: coupon not found\. Check the code, or skip the coupon\./);
+    assert.doesNotMatch(texts(calls).join('\n'), /Creation fee/);
+    const skipped = await h.send(callbackUpdate({ id: 9102 }, buttonData(calls, 'Skip')));
+    assert.match(texts(skipped).join('\n'), /Creation fee/);
+    const done = await h.send(callbackUpdate({ id: 9102 }, buttonData(skipped, 'Confirm')));
     assert.match(texts(done).join('\n'), /created/);
     assert.equal((await h.t.core.listCards(me.caller)).length, 1);
+  });
+
+  it('shows the fee after a valid coupon and the wallet after that fee, and charges exactly that', async () => {
+    const h = await createHarness();
+    const me = await h.linkedCustomer(9103, 100_000);
+    await h.t.admin.createCoupon({ code: 'HALF', kind: 'percent', value: 5_000 });
+    const { calls, plan } = await throughToSummary(h, 9103, 'HALF');
+    const fee = plan.creationFee / 2;
+    const summary = texts(calls).join('\n');
+    assert.match(summary, new RegExp(`Creation fee: ${(fee / 100).toFixed(2)} USD \\(coupon HALF; without it ${(plan.creationFee / 100).toFixed(2)} USD\\)`));
+    assert.match(summary, new RegExp(`after the fee: ${((100_000 - fee) / 100).toFixed(2)} USD`));
+    const done = await h.send(callbackUpdate({ id: 9103 }, buttonData(calls, 'Confirm')));
+    assert.match(texts(done).join('\n'), /created/);
+    assert.equal((await h.t.core.walletBalance(me.caller)).balance, 100_000 - fee);
+  });
+
+  it('asks again for a name that is too long, with what to do next', async () => {
+    const h = await createHarness();
+    await h.linkedCustomer(9104);
+    await h.send(textUpdate({ id: 9104 }, '/menu'));
+    let calls = await h.send(callbackUpdate({ id: 9104 }, buttonData(h.calls, 'New card')));
+    calls = await h.send(callbackUpdate({ id: 9104 }, buttonData(calls, /Online/)));
+    calls = await h.send(callbackUpdate({ id: 9104 }, buttonData(calls, /limit/)));
+    calls = await h.send(textUpdate({ id: 9104 }, 'x'.repeat(256)));
+    assert.match(texts(calls).join('\n'), /Card name must be at most 255 characters\. Send another name, or \/cancel\./);
+    calls = await h.send(textUpdate({ id: 9104 }, 'Fine'));
+    assert.match(texts(calls).join('\n'), /coupon/);
   });
 });
