@@ -7,7 +7,7 @@ import { createLogger } from '../src/logger.js';
 
 /**
  * Bot update throughput through `handleUpdate`, API calls stubbed by a transformer: menu navigation
- * (session and conversation state on SQLite, one core read) and a full top-up conversation, each
+ * (conversation state on SQLite, the link re-checked with the core, one core read) and a full top-up conversation, each
  * beside a bare grammY echo bot measured in the same run.
  */
 

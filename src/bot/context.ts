@@ -1,15 +1,9 @@
 import type { ConversationFlavor } from '@grammyjs/conversations';
 import type { I18nFlavor } from '@grammyjs/i18n';
-import type { Context, LazySessionFlavor } from 'grammy';
+import type { Context } from 'grammy';
 import type { Caller } from '../core/views.js';
 import type { Logger } from '../logger.js';
 import type { ChatLink } from './repository.js';
-
-/** What a chat remembers between updates (kept in `bot_kv`, read only when used). */
-export interface SessionData {
-  /** The card last opened, for `/cards` round trips. */
-  lastCardId?: string;
-}
 
 interface UpdateData {
   /** A child logger carrying the update id. */
@@ -17,12 +11,10 @@ interface UpdateData {
   /** The chat's link and the caller it stands for, when the chat is linked and the token still valid. */
   link?: ChatLink;
   caller?: Caller;
-  /** Set once the update's callback query has been answered. */
-  callbackAnswered?: boolean;
 }
 
 /** The context of the outside middleware tree: every plugin's flavour stacked once. */
-export type BotContext = ConversationFlavor<Context & LazySessionFlavor<SessionData> & I18nFlavor & UpdateData>;
+export type BotContext = ConversationFlavor<Context & I18nFlavor & UpdateData>;
 
 /** The context inside conversations: fresh per replay, with i18n installed as a conversation plugin. */
 export type ConversationContext = Context & I18nFlavor;

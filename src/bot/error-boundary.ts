@@ -1,4 +1,4 @@
-import type { BotError } from 'grammy';
+import type { BotError, Transformer } from 'grammy';
 import { isCardServiceError } from '../core/errors.js';
 import type { BotContext } from './context.js';
 import { refusalText, toRefusal } from './errors.js';
@@ -16,12 +16,12 @@ export function handleBotError(s: Services) {
     try {
       if (isCardServiceError(cause)) {
         const text = refusalText(ctx.t, toRefusal(cause));
-        if (ctx.callbackQuery && !ctx.callbackAnswered) await ctx.answerCallbackQuery({ text: cause.message }).catch(() => undefined);
+        if (ctx.callbackQuery && !s.answered.has(ctx.callbackQuery.id)) await ctx.answerCallbackQuery({ text: cause.message }).catch(() => undefined);
         await ctx.reply(text);
         return;
       }
       (ctx.logger ?? s.logger).error({ err: loggableError(cause), updateId: ctx.update.update_id }, 'unexpected error in an update');
-      if (ctx.callbackQuery && !ctx.callbackAnswered) await ctx.answerCallbackQuery().catch(() => undefined);
+      if (ctx.callbackQuery && !s.answered.has(ctx.callbackQuery.id)) await ctx.answerCallbackQuery().catch(() => undefined);
       if (ctx.chat) await ctx.reply(ctx.t('unexpected-error'));
       if (s.config.adminChatId !== undefined) {
         const { type, message, description } = loggableError(cause);
@@ -32,4 +32,25 @@ export function handleBotError(s: Services) {
       s.logger.error({ err: loggableError(reportError) }, 'could not report an error to the chat');
     }
   };
+}
+
+const REMEMBERED_ANSWERS = 1_000;
+
+/**
+ * The callback queries answered lately, recorded by a transformer on the bot's Api (so answers from
+ * menus, conversations and handlers all count).
+ */
+export class AnsweredCallbacks {
+  readonly #ids = new Set<string>();
+  readonly transformer: Transformer = (prev, method, payload, signal) => {
+    if (method === 'answerCallbackQuery') {
+      const id = (payload as { callback_query_id: string }).callback_query_id;
+      if (this.#ids.size >= REMEMBERED_ANSWERS) this.#ids.delete(this.#ids.values().next().value as string);
+      this.#ids.add(id);
+    }
+    return prev(method, payload, signal);
+  };
+  has(callbackQueryId: string): boolean {
+    return this.#ids.has(callbackQueryId);
+  }
 }

@@ -2,15 +2,15 @@ import { autoRetry } from '@grammyjs/auto-retry';
 import { conversations, createConversation } from '@grammyjs/conversations';
 import { limit } from '@grammyjs/ratelimiter';
 import { run, sequentialize } from '@grammyjs/runner';
-import { Bot, lazySession, webhookCallback, type Middleware } from 'grammy';
+import { Bot, Composer, webhookCallback, type Middleware } from 'grammy';
 import type { UserFromGetMe } from 'grammy/types';
-import type { BotContext, ConversationContext, SessionData } from './context.js';
+import type { BotContext, ConversationContext } from './context.js';
 import { closeConversation } from './conversations/close.js';
 import { createCardConversation } from './conversations/create-card.js';
 import { topupConversation } from './conversations/topup.js';
 import { withdrawConversation } from './conversations/withdraw.js';
 import { startDeletionLoop, type Loop } from './deletions.js';
-import { handleBotError } from './error-boundary.js';
+import { AnsweredCallbacks, handleBotError } from './error-boundary.js';
 import { loggableError } from './log-safe.js';
 import { cancelFeature } from './features/cancel.js';
 import { cardsFeature } from './features/cards.js';
@@ -27,6 +27,13 @@ import { kvStorage } from './storage.js';
 export type { BotConfig, BotDeps } from './services.js';
 export type { BotContext } from './context.js';
 
+/** The rate limiter's answer: a line in chat, and a pressed button answered so the client stops spinning. */
+function tooFast(ctx: BotContext): void {
+  const text = ctx.t('rate-limited');
+  const answer = ctx.callbackQuery ? ctx.answerCallbackQuery({ text }) : ctx.reply(text);
+  void answer.catch(() => undefined);
+}
+
 const servicesOf = new WeakMap<Bot<BotContext>, Services>();
 const inFlightOf = new WeakMap<Bot<BotContext>, InFlight>();
 
@@ -34,18 +41,28 @@ const inFlightOf = new WeakMap<Bot<BotContext>, InFlight>();
 class InFlight {
   #count = 0;
   #idle: (() => void)[] = [];
-  readonly middleware: Middleware<BotContext> = async (_ctx, next) => {
+  async track(work: () => Promise<void>): Promise<void> {
     this.#count++;
     try {
-      await next();
+      await work();
     } finally {
       if (--this.#count === 0) for (const resolve of this.#idle.splice(0)) resolve();
     }
-  };
+  }
   /** Resolves once no update is being handled. */
   settled(): Promise<void> {
     return this.#count === 0 ? Promise.resolve() : new Promise((resolve) => this.#idle.push(resolve));
   }
+}
+
+/** First on every update, in one layer: counted for shutdown, and a logger made only when used. */
+function plumbing(inFlight: InFlight, logger: BotDeps['logger']): Middleware<BotContext> {
+  return (ctx, next) => {
+    let child: BotDeps['logger'] | undefined;
+    // A child logger carrying the update id, made only when something is logged.
+    Object.defineProperty(ctx, 'logger', { get: () => (child ??= logger.child({ updateId: ctx.update.update_id })), configurable: true });
+    return inFlight.track(next);
+  };
 }
 
 /**
@@ -60,11 +77,15 @@ export function createBot(deps: BotDeps, options: { botInfo?: UserFromGetMe; fet
   const client = { apiRoot: deps.config.apiRoot, ...(options.fetch ? { fetch: options.fetch } : {}) };
   const bot = new Bot<BotContext>(deps.config.token, { botInfo: options.botInfo, client });
   bot.api.config.use(autoRetry({ maxRetryAttempts: 3, maxDelaySeconds: 30 }));
+  // Remembers which buttons were answered (menus and conversations answer by themselves), so an
+  // error is never answered a second time, which Telegram would reject.
+  const answered = new AnsweredCallbacks();
+  bot.api.config.use(answered.transformer);
 
   const i18n = createI18n<BotContext>();
   const db = botTables(deps.db);
   // `wakeDeletions` does nothing until the background jobs start (`startBackgroundJobs`).
-  const s: Services = { ...deps, db, links: new LinkCache(db), i18n, wakeDeletions: () => {} };
+  const s: Services = { ...deps, db, links: new LinkCache(db), i18n, answered, wakeDeletions: () => {} };
   servicesOf.set(bot, s);
 
   const idle = deps.config.conversationIdleMs ?? 10 * 60_000;
@@ -80,34 +101,18 @@ export function createBot(deps: BotDeps, options: { botInfo?: UserFromGetMe; fet
 
   const inFlight = new InFlight();
   inFlightOf.set(bot, inFlight);
-  bot.use(inFlight.middleware);
-  bot.use((ctx, next) => {
-    let logger: typeof deps.logger | undefined;
-    // A child logger carrying the update id, made only when something is logged.
-    Object.defineProperty(ctx, 'logger', { get: () => (logger ??= deps.logger.child({ updateId: ctx.update.update_id })), configurable: true });
-    return next();
-  });
-  // Per chat, one update at a time; before sessions, conversations and menus.
+  bot.use(plumbing(inFlight, deps.logger));
+  // Per chat, one update at a time; before conversations and menus.
   bot.use(sequentialize((ctx: BotContext) => ctx.chat?.id.toString()));
   bot.use(translations(i18n));
   if (deps.config.rateLimit !== false) {
     const rate = deps.config.rateLimit ?? { timeFrameMs: 3000, limit: 10 };
-    bot.use(limit({ timeFrame: rate.timeFrameMs, limit: rate.limit, onLimitExceeded: (ctx: BotContext) => void ctx.reply(ctx.t('rate-limited')).catch(() => undefined) }));
+    bot.use(limit({ timeFrame: rate.timeFrameMs, limit: rate.limit, onLimitExceeded: tooFast }));
   }
-  bot.on('callback_query', (ctx, next) => {
-    // Remembers whether the button was answered (menus answer by themselves), so an error is
-    // never answered a second time, which Telegram would reject.
-    ctx.api.config.use((prev, method, payload, signal) => {
-      if (method === 'answerCallbackQuery') ctx.callbackAnswered = true;
-      return prev(method, payload, signal);
-    });
-    return next();
-  });
   // One error boundary around every feature, so polling, webhooks and handleUpdate all report alike.
   const guarded = bot.errorBoundary(handleBotError(s));
-  guarded.use(groupFeature());
-  const chat = guarded.filter((ctx) => ctx.chat?.type === 'private');
-  chat.use(lazySession<SessionData, BotContext>({ initial: () => ({}), storage: kvStorage(s.db, deps.clock, 'session:') }));
+  const chat = new Composer<BotContext>();
+  guarded.branch((ctx) => ctx.chat?.type === 'private', chat, groupFeature());
   chat.use(
     conversations<BotContext, ConversationContext>({
       storage: { type: 'key', adapter: kvStorage(s.db, deps.clock, 'conversation:'), getStorageKey: (ctx) => ctx.chat?.id.toString() },

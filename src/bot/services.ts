@@ -6,6 +6,7 @@ import type { CardService } from '../core/service.js';
 import type { Db } from '../db/schema.js';
 import type { Logger } from '../logger.js';
 import type { BotContext } from './context.js';
+import type { AnsweredCallbacks } from './error-boundary.js';
 import { toRefusal, type Refusal } from './errors.js';
 import { scheduleDeletion, type BotDb, type LinkCache } from './repository.js';
 
@@ -37,6 +38,8 @@ export interface Services extends Omit<BotDeps, 'db'> {
   db: BotDb;
   links: LinkCache;
   i18n: I18n<BotContext>;
+  /** Callback queries already answered (a second answer is refused by Telegram). */
+  answered: AnsweredCallbacks;
   /** Wakes the deletion loop when something new is scheduled. */
   wakeDeletions(): void;
 }

@@ -5,7 +5,7 @@ import { deleteKv, readKv, writeKv, type BotDb } from './repository.js';
 const MAX_CACHED = 10_000;
 
 /**
- * A grammY storage adapter over `bot_kv`, for sessions and conversation state. Writes go to the
+ * A grammY storage adapter over `bot_kv`, for conversation state. Writes go to the
  * database at once (a restart loses nothing); reads are served from memory once seen, since one
  * bot process owns its chats (Telegram lets only one poller or webhook take a bot's updates).
  */

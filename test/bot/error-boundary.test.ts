@@ -33,5 +33,18 @@ describe('errors in chat', () => {
     await h.send(textUpdate({ id: 9302 }, '/help'));
     const calls = await h.send(textUpdate({ id: 9302 }, '/help'));
     assert.deepEqual(texts(calls), ['Too many messages; slow down a little.']);
+    // Per user: another user is not held back by the first.
+    const other = await h.send(textUpdate({ id: 9303 }, '/start'));
+    assert.match(texts(other).join('\n'), /API token/);
+  });
+
+  it('answers a button pressed too fast, so the client stops spinning', async () => {
+    const h = await createHarness({ config: { rateLimit: { timeFrameMs: 60_000, limit: 1 } } });
+    await h.send(textUpdate({ id: 9304 }, '/start'));
+    const { callbackUpdate } = await import('../helpers/updates.js');
+    const calls = await h.send(callbackUpdate({ id: 9304 }, 'main/0/0/hx'));
+    const answers = calls.filter((c) => c.method === 'answerCallbackQuery');
+    assert.equal(answers.length, 1);
+    assert.equal(answers[0]?.payload.text, 'Too many messages; slow down a little.');
   });
 });

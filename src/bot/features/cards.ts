@@ -36,7 +36,6 @@ async function handle(ctx: BotContext, s: Services, data: CallbackData): Promise
   const messageId = ctx.callbackQuery?.message?.message_id;
   switch (data.action) {
     case 'view':
-      (await ctx.session).lastCardId = cardId;
       await show(ctx, await cardScreen(ctx, s, cardId), 'edit');
       return;
     case 'freeze':
