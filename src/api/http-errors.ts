@@ -1,3 +1,5 @@
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../core/clock.js';
 import { isCardServiceError } from '../core/errors.js';
@@ -46,6 +48,7 @@ export function installErrorHandling(app: FastifyInstance, clock: Clock, logger:
     if (isCardServiceError(error)) {
       const retryAfter = error.retryAfterSeconds;
       if (retryAfter !== undefined) void reply.header('retry-after', String(Math.max(1, Math.ceil(retryAfter))));
+      if (error.code === 'INVALID_TOKEN') void reply.header('www-authenticate', 'Bearer');
       return reply.code(STATUS_OF[error.code]).send(failure(error.message, clock.now(), { errorField, issues: error.issues }));
     }
     const known = CLIENT_ERROR_TEXT[error.code];
@@ -59,4 +62,28 @@ export function installErrorHandling(app: FastifyInstance, clock: Clock, logger:
   });
 
   app.setNotFoundHandler((_request, reply) => reply.code(404).send(failure('Route not found', clock.now())));
+}
+
+/**
+ * HTTP the server cannot even parse (a broken request line, headers over the limit): answered on the
+ * socket as an envelope too, instead of the framework's own body.
+ */
+export function clientErrorResponder(clock: Clock) {
+  return (error: Error & { code?: string }, socket: Socket): void => {
+    if (error.code === 'ECONNRESET' || !socket.writable) {
+      socket.destroy();
+      return;
+    }
+    const [status, text] =
+      error.code === 'HPE_HEADER_OVERFLOW'
+        ? [431, 'Request headers are too large']
+        : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+          ? [408, 'Request timed out']
+          : [400, 'Malformed HTTP request'];
+    const body = JSON.stringify(failure(text, clock.now()));
+    socket.end(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  };
 }

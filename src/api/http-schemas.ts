@@ -8,10 +8,10 @@ import { z } from 'zod';
  */
 
 /** `{id}`: checked by the route (empty → `Card ID is required`, not a UUID → not found). */
-export const cardIdParams = z.strictObject({ id: z.string().max(64).describe('Card id (UUID)') });
+export const cardIdParams = z.strictObject({ id: z.string().describe('Card id (UUID)') });
 
 /** Endpoints without a body accept none, or an empty object. */
-export const noBody = z.strictObject({}).nullish();
+export const noBody = z.strictObject({}, { error: 'This endpoint takes no request body' }).nullish();
 
 const money = z.number().describe('USD, at most 2 decimal places');
 const isoTime = z.string().describe('ISO 8601, UTC');

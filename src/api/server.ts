@@ -10,7 +10,7 @@ import type { Db } from '../db/schema.js';
 import type { Logger } from '../logger.js';
 import { installAuthentication } from './auth.js';
 import { failure } from './envelope.js';
-import { installErrorHandling, parseJsonBody } from './http-errors.js';
+import { clientErrorResponder, installErrorHandling, parseJsonBody } from './http-errors.js';
 import { installIdempotency } from './idempotency.js';
 import { createIdempotencyStore } from './idempotency-store.js';
 import { withIdempotencyHeader } from './openapi.js';
@@ -55,6 +55,9 @@ export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
     genReqId: () => randomUUID(),
     routerOptions: { maxParamLength: 100 },
     // Refusals the router makes before any route runs (a bad URL, an over-long parameter), as envelopes.
+    clientErrorHandler: clientErrorResponder(clock),
+    // During a graceful close, requests on open connections are still served rather than refused.
+    return503OnClosing: false,
     frameworkErrors: (error, _request, reply: FastifyReply) => {
       const status = error.statusCode ?? 400;
       void reply.code(status).send(failure(status === 414 ? 'URL is too long' : 'Invalid URL', clock.now()));

@@ -35,25 +35,37 @@ export function createInputSchemas(settings: CoreSettings) {
     }),
   });
 
+  /** A required field: "<Name> is required" when missing, `wrongType` when present but of another type. */
+  const required = (name: string, wrongType: string) => ({
+    error: (issue: { input?: unknown }) => (issue.input === undefined ? `${name} is required` : wrongType),
+  });
+
   const createCard = z.strictObject({
-    bin_id: z.string({ error: 'BIN ID is required' }).min(1, { error: 'BIN ID is required' }).max(64),
+    bin_id: z
+      .string(required('BIN ID', 'BIN ID must be a string'))
+      .min(1, { error: 'BIN ID is required' })
+      .max(64, { error: 'BIN ID must be at most 64 characters' }),
     name: z
-      .string({ error: 'Card name is required' })
+      .string(required('Card name', 'Card name must be a string'))
       .trim()
       .min(1, { error: 'Card name is required' })
       .max(255, { error: 'Card name must be at most 255 characters' }),
     planId: z
-      .number({ error: 'Plan ID is required' })
+      .number(required('Plan ID', 'Plan ID must be an integer'))
       .int({ error: 'Plan ID must be an integer' })
       .min(1, { error: 'Plan ID must be a positive integer' })
       .max(2_147_483_647, { error: 'Plan ID is out of range' }),
-    coupon_id: z.string().min(1).max(64).optional(),
+    coupon_id: z
+      .string({ error: 'Coupon ID must be a string' })
+      .min(1, { error: 'Coupon ID must not be empty' })
+      .max(64, { error: 'Coupon ID must be at most 64 characters' })
+      .optional(),
   });
 
   const wholeNumber = (name: string, min: number, max: number) =>
     z
-      .string()
-      .regex(/^\d{1,9}$/, { error: `${name} must be a whole number` })
+      .string({ error: `${name} must be given once` })
+      .regex(/^\d+$/, { error: `${name} must be a whole number` })
       .transform(Number)
       .pipe(
         z
@@ -65,7 +77,7 @@ export function createInputSchemas(settings: CoreSettings) {
   const transactionsQuery = z.strictObject({
     page: wholeNumber('page', 1, 1_000_000).optional(),
     limit: wholeNumber('limit', 1, settings.pageSizeMax).optional(),
-    card_id: z.string().optional(),
+    card_id: z.string({ error: 'card_id must be given once' }).optional(),
   });
 
   return { topup, withdraw, createCard, transactionsQuery };
@@ -101,14 +113,21 @@ export function toValidationIssue(issue: z.core.$ZodIssue): ValidationIssue {
         path,
       };
     case 'invalid_type':
-      return { code: issue.code, type: issue.expected, message: issue.message, path };
+      // Zod says `int` for an integer expected; the spec's items name JSON types.
+      return { code: issue.code, type: issue.expected === 'int' ? 'number' : issue.expected, message: issue.message, path };
     default:
       return { code: issue.code, message: issue.message, path };
   }
 }
 
+/** The spec's items; an unknown field is one item per field, in our words rather than the library's. */
 export function validationError(error: z.ZodError): CardServiceError<'VALIDATION'> {
-  return new CardServiceError('VALIDATION', { issues: error.issues.map(toValidationIssue) });
+  const issues = error.issues.flatMap((issue): ValidationIssue[] =>
+    issue.code === 'unrecognized_keys'
+      ? issue.keys.map((key) => ({ code: issue.code, message: `Unknown field: ${key}`, path: [...toValidationIssue(issue).path, key] }))
+      : [toValidationIssue(issue)],
+  );
+  return new CardServiceError('VALIDATION', { issues });
 }
 
 /** Parses `raw` with `schema`, or throws the core's validation error. */

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { catalogue, newCard, newCustomer, type Customer } from '../helpers/core.js';
 import { assertFailure, assertFields, assertSuccess, startTestApi, type TestApi } from '../helpers/http.js';
@@ -53,6 +54,7 @@ describe('authentication (section 5): 401 Invalid or missing API token', () => {
       for (const [method, path, body] of endpoints(cardId)) {
         const r = await api.call(method, path, { body, headers: header === undefined ? {} : { authorization: header } });
         assertFailure(r, 401, 'Invalid or missing API token', isOtpPath(path) ? 'error' : 'message');
+        assert.equal(r.headers.get('www-authenticate'), 'Bearer');
       }
     });
   }
@@ -140,11 +142,8 @@ describe('refusals of section 7 with their statuses', () => {
     await api.t.admin.setBinEnabled(bins[1]!.id, false);
     assertFailure(await call('POST', '/api/v1/cards', { bin_id: bins[1]!.id, name: 'x', planId: plan.id }), 422, 'Invalid BIN ID or BIN is disabled');
     await api.t.admin.setBinEnabled(bins[1]!.id, true);
-    const badPlan = await call('POST', '/api/v1/cards', { bin_id: bin.id, name: 'x', planId: 999 });
-    assert.equal(badPlan.status, 422);
-    const badCoupon = await call('POST', '/api/v1/cards', { bin_id: bin.id, name: 'x', planId: plan.id, coupon_id: 'NOPE' });
-    assert.equal(badCoupon.status, 422);
-    assert.match(badCoupon.body.message, /coupon/i);
+    assertFailure(await call('POST', '/api/v1/cards', { bin_id: bin.id, name: 'x', planId: 999 }), 422, 'Invalid plan ID or plan is inactive');
+    assertFailure(await call('POST', '/api/v1/cards', { bin_id: bin.id, name: 'x', planId: plan.id, coupon_id: 'NOPE' }), 422, 'Invalid coupon: coupon not found');
   });
 
   test('top-up: 422 card limit, 422 wallet too low, 429 cooldown with Retry-After, then allowed again', async () => {
@@ -370,6 +369,56 @@ describe('bad input never reaches the core and changes nothing', () => {
     assert.equal((await api.call('PATCH', `/api/v1/cards/${cardId}/freeze`, { token: alice.token, body: { status: 'active' } })).status, 400);
     assertSuccess(await api.call('PATCH', `/api/v1/cards/${cardId}/freeze`, { token: alice.token, body: {} }));
     assertSuccess(await api.call('PATCH', `/api/v1/cards/${cardId}/unfreeze`, { token: alice.token, body: '', headers: { 'content-type': 'application/json' } }));
+  });
+
+  test('validation items are in our words, never the library\'s: unknown fields, wrong types, empty and long values', async () => {
+    const items = async (method: string, path: string, body: unknown) => {
+      const r = await api.call(method, path, { token: alice.token, body });
+      assert.equal(r.status, 400, r.text);
+      assert.equal(r.body.message, 'Invalid input data');
+      return r.body.error as { code: string; message: string; path: unknown[]; type?: string }[];
+    };
+    const { bin, plan } = await catalogue(api.t);
+    const create = (extra: Record<string, unknown>) => items('POST', '/api/v1/cards', { bin_id: bin.id, name: 'x', planId: plan.id, ...extra });
+    assert.deepEqual(await items('POST', `/api/v1/cards/${cardId}/topup`, { amount: 10, card_id: 'x', extra: 1 }), [
+      { code: 'unrecognized_keys', message: 'Unknown field: card_id', path: ['card_id'] },
+      { code: 'unrecognized_keys', message: 'Unknown field: extra', path: ['extra'] },
+    ]);
+    assert.deepEqual((await create({ planId: 1.5 })).map((i) => [i.message, i.type]), [['Plan ID must be an integer', 'number']]);
+    assert.deepEqual((await create({ planId: '1' })).map((i) => i.message), ['Plan ID must be an integer']);
+    assert.deepEqual((await create({ bin_id: 'b'.repeat(65) })).map((i) => i.message), ['BIN ID must be at most 64 characters']);
+    assert.deepEqual((await create({ coupon_id: '' })).map((i) => i.message), ['Coupon ID must not be empty']);
+    assert.deepEqual((await create({ name: 7 })).map((i) => i.message), ['Card name must be a string']);
+    assert.deepEqual((await items('PATCH', `/api/v1/cards/${cardId}/close`, [1])).map((i) => i.message), ['This endpoint takes no request body']);
+    const page = await api.call('GET', '/api/v1/cards/transactions?page=12345678901', { token: alice.token });
+    assert.deepEqual(page.body.error.map((i: { message: string }) => i.message), ['page must be at most 1000000']);
+    const twice = await api.call('GET', `/api/v1/cards/transactions?card_id=${cardId}&card_id=${cardId}`, { token: alice.token });
+    assert.deepEqual(twice.body.error.map((i: { message: string }) => i.message), ['card_id must be given once']);
+    for (const r of [page, twice]) assert.ok(!/Invalid input:|expected|received/.test(r.text), r.text);
+  });
+
+  test('HTTP that cannot be parsed is answered with an envelope too (400, 431), never the framework\'s body', async () => {
+    const raw = (request: string) =>
+      new Promise<string>((resolve, reject) => {
+        const { hostname, port } = new URL(api.baseUrl);
+        const socket = connect(Number(port), hostname, () => socket.end(request));
+        let text = '';
+        socket.on('data', (chunk) => (text += chunk.toString('utf8')));
+        socket.on('end', () => resolve(text));
+        socket.on('error', reject);
+      });
+    for (const [request, status, text] of [
+      ['GARBAGE\r\n\r\n', 400, 'Malformed HTTP request'],
+      ['GET /api/v1/health HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n', 400, 'Malformed HTTP request'],
+      [`GET /api/v1/health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431, 'Request headers are too large'],
+    ] as const) {
+      const reply = await raw(request);
+      assert.match(reply, new RegExp(`^HTTP/1.1 ${status} `));
+      const body = JSON.parse(reply.slice(reply.indexOf('\r\n\r\n') + 4));
+      assert.equal(body.success, false);
+      assert.equal(body.message, text);
+      assert.match(body.timestamp, /Z$/);
+    }
   });
 
   test('a malformed URL and an over-long id are envelopes too', async () => {
