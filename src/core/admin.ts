@@ -1,6 +1,7 @@
 import { randomInt, randomUUID } from 'node:crypto';
 import { recordCardTransaction } from './card-records.js';
-import { accountBalance, lockedCardStatus, selectCards } from './card-queries.js';
+import type { Executor } from '../db/schema.js';
+import { accountBalance, lockedBalance, lockedCardStatus, selectCards } from './card-queries.js';
 import type { CoreDeps } from './deps.js';
 import { createSandboxMailbox } from './mailbox.js';
 import { CardServiceError } from './errors.js';
@@ -67,6 +68,10 @@ const DEFAULT_FEES: { category: CardCategory; percentBps: number; fixed: Cents }
   { category: 'Wallet', percentBps: 300, fixed: 50 },
 ];
 
+function checkDeposit(amount: Cents): void {
+  if (!Number.isSafeInteger(amount) || amount <= 0) throw new AdminError('A deposit must be a positive amount');
+}
+
 /** What an operator does: users, tokens, funding, catalogue, fees, coupons, sandbox simulations, checks. */
 export function createAdminService({ db, clock }: CoreDeps) {
   const now = () => clock.now().toISOString();
@@ -84,36 +89,89 @@ export function createAdminService({ db, clock }: CoreDeps) {
     return user;
   }
 
+  async function insertToken(ex: Executor, userId: string): Promise<string> {
+    const token = newApiToken();
+    await ex.insertInto('api_tokens').values({ id: randomUUID(), user_id: userId, token_hash: hashToken(token), created_at: now(), revoked_at: null }).execute();
+    return token;
+  }
+
+  async function depositInto(trx: Executor, walletAccountId: number, amount: Cents): Promise<Cents> {
+    const posted = await postJournal(trx, {
+      reference: `deposit:${randomUUID()}`,
+      kind: 'deposit',
+      at: now(),
+      postings: [
+        { accountId: walletAccountId, amount },
+        { accountId: await systemAccountId(trx, SYSTEM_ACCOUNTS.deposits), amount: -amount },
+      ],
+    });
+    return posted?.balances.get(walletAccountId) ?? 0;
+  }
+
+  async function insertBin(ex: Executor, bin: NewBin): Promise<string> {
+    const id = randomUUID();
+    await ex
+      .insertInto('bins')
+      .values({
+        id,
+        bin: bin.bin,
+        network: bin.network,
+        three_ds: bin.threeDS ? 1 : 0,
+        wallet: bin.wallet ? 1 : 0,
+        currency: bin.currency,
+        country: bin.country,
+        initial_balance: bin.initialBalance,
+        enabled: bin.enabled === false ? 0 : 1,
+        created_at: now(),
+      })
+      .execute();
+    return id;
+  }
+
+  async function insertPlan(ex: Executor, plan: NewPlan) {
+    return ex
+      .insertInto('plans')
+      .values({ name: plan.name, description: plan.description, limit_amount: plan.limit, creation_fee: plan.creationFee, active: 1, created_at: now() })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+  }
+
   const admin = {
-    /** A fresh database gets the default BINs, plans and fees; an existing one is left as it is. */
+    /**
+     * A fresh database gets the default BINs, plans and fees; an existing one is left as it is. One
+     * transaction holding the revenue account's row: processes starting together seed once.
+     */
     async seedDefaults(): Promise<void> {
       await db.transaction().execute(async (trx) => {
         for (const code of Object.values(SYSTEM_ACCOUNTS)) await systemAccountId(trx, code);
+        await lockedBalance(trx, await systemAccountId(trx, SYSTEM_ACCOUNTS.revenue));
+        const anyBin = await trx.selectFrom('bins').select('id').limit(1).executeTakeFirst();
+        if (!anyBin) for (const bin of DEFAULT_BINS) await insertBin(trx, bin);
+        const anyPlan = await trx.selectFrom('plans').select('id').limit(1).executeTakeFirst();
+        if (!anyPlan) for (const plan of DEFAULT_PLANS) await insertPlan(trx, plan);
+        for (const fee of DEFAULT_FEES) {
+          await trx
+            .insertInto('platform_fees')
+            .values({ category: fee.category, percent_bps: fee.percentBps, fixed_amount: fee.fixed, updated_at: now() })
+            .onConflict((oc) => oc.column('category').doNothing())
+            .execute();
+        }
       });
-      const anyBin = await db.selectFrom('bins').select('id').limit(1).executeTakeFirst();
-      if (!anyBin) for (const bin of DEFAULT_BINS) await admin.addBin(bin);
-      const anyPlan = await db.selectFrom('plans').select('id').limit(1).executeTakeFirst();
-      if (!anyPlan) for (const plan of DEFAULT_PLANS) await admin.addPlan(plan);
-      for (const fee of DEFAULT_FEES) {
-        await db
-          .insertInto('platform_fees')
-          .values({ category: fee.category, percent_bps: fee.percentBps, fixed_amount: fee.fixed, updated_at: now() })
-          .onConflict((oc) => oc.column('category').doNothing())
-          .execute();
-      }
     },
 
-    /** A user with a wallet (optionally funded) and a first API token, returned once. */
+    /** A user with a wallet (optionally funded) and a first API token, returned once; all or nothing. */
     async createUser(input: { name: string; deposit?: Cents }): Promise<{ userId: string; token: string }> {
       if (!input.name.trim()) throw new AdminError('A user needs a name');
+      if (input.deposit) checkDeposit(input.deposit);
       const userId = randomUUID();
       const at = now();
-      await db.transaction().execute(async (trx) => {
+      const token = await db.transaction().execute(async (trx) => {
         const walletAccountId = await createAccount(trx, 'wallet', at);
         await trx.insertInto('users').values({ id: userId, name: input.name.trim(), wallet_account_id: walletAccountId, created_at: at }).execute();
+        const issued = await insertToken(trx, userId);
+        if (input.deposit) await depositInto(trx, walletAccountId, input.deposit);
+        return issued;
       });
-      const token = await admin.issueToken(userId);
-      if (input.deposit) await admin.deposit(userId, input.deposit);
       return { userId, token };
     },
 
@@ -137,9 +195,7 @@ export function createAdminService({ db, clock }: CoreDeps) {
 
     async issueToken(userId: string): Promise<string> {
       await requireUser(userId);
-      const token = newApiToken();
-      await db.insertInto('api_tokens').values({ id: randomUUID(), user_id: userId, token_hash: hashToken(token), created_at: now(), revoked_at: null }).execute();
-      return token;
+      return insertToken(db, userId);
     },
 
     async revokeToken(token: string): Promise<void> {
@@ -154,20 +210,9 @@ export function createAdminService({ db, clock }: CoreDeps) {
 
     /** Funds a wallet: money entering the system, as a journal like every other movement. */
     async deposit(userId: string, amount: Cents): Promise<Cents> {
-      if (!Number.isSafeInteger(amount) || amount <= 0) throw new AdminError('A deposit must be a positive amount');
+      checkDeposit(amount);
       const user = await requireUser(userId);
-      return db.transaction().execute(async (trx) => {
-        const posted = await postJournal(trx, {
-          reference: `deposit:${randomUUID()}`,
-          kind: 'deposit',
-          at: now(),
-          postings: [
-            { accountId: user.wallet_account_id, amount },
-            { accountId: await systemAccountId(trx, SYSTEM_ACCOUNTS.deposits), amount: -amount },
-          ],
-        });
-        return posted?.balances.get(user.wallet_account_id) ?? 0;
-      });
+      return db.transaction().execute((trx) => depositInto(trx, user.wallet_account_id, amount));
     },
 
     async listBins(): Promise<Bin[]> {
@@ -177,22 +222,7 @@ export function createAdminService({ db, clock }: CoreDeps) {
     async addBin(bin: NewBin): Promise<Bin> {
       if (!/^\d{6}$/.test(bin.bin)) throw new AdminError('A BIN is 6 digits');
       if (!Number.isSafeInteger(bin.initialBalance) || bin.initialBalance < 0) throw new AdminError('The initial balance cannot be negative');
-      const id = randomUUID();
-      await db
-        .insertInto('bins')
-        .values({
-          id,
-          bin: bin.bin,
-          network: bin.network,
-          three_ds: bin.threeDS ? 1 : 0,
-          wallet: bin.wallet ? 1 : 0,
-          currency: bin.currency,
-          country: bin.country,
-          initial_balance: bin.initialBalance,
-          enabled: bin.enabled === false ? 0 : 1,
-          created_at: now(),
-        })
-        .execute();
+      const id = await insertBin(db, bin);
       return toBin(await db.selectFrom('bins').selectAll().where('id', '=', id).executeTakeFirstOrThrow());
     },
 
@@ -209,12 +239,7 @@ export function createAdminService({ db, clock }: CoreDeps) {
       if (!plan.name.trim()) throw new AdminError('A plan needs a name');
       if (!Number.isSafeInteger(plan.limit) || plan.limit <= 0) throw new AdminError('A plan limit must be positive');
       if (!Number.isSafeInteger(plan.creationFee) || plan.creationFee < 0) throw new AdminError('A creation fee cannot be negative');
-      const row = await db
-        .insertInto('plans')
-        .values({ name: plan.name, description: plan.description, limit_amount: plan.limit, creation_fee: plan.creationFee, active: 1, created_at: now() })
-        .returningAll()
-        .executeTakeFirstOrThrow();
-      return toPlan(row);
+      return toPlan(await insertPlan(db, plan));
     },
 
     async deactivatePlan(id: number): Promise<void> {

@@ -47,10 +47,17 @@ export async function createAccount(trx: Executor, kind: AccountKind, at: string
   return row.id;
 }
 
+/** A system account's id, created on first use; two processes creating it at once both get the one row. */
 export async function systemAccountId(trx: Executor, code: SystemAccount): Promise<number> {
   const row = await trx.selectFrom('accounts').select('id').where('code', '=', code).executeTakeFirst();
   if (row) return row.id;
-  return createAccount(trx, 'system', new Date(0).toISOString(), code);
+  await trx
+    .insertInto('accounts')
+    .values({ kind: 'system', code, balance: 0, updated_at: new Date(0).toISOString() })
+    .onConflict((oc) => oc.column('code').doNothing())
+    .execute();
+  const created = await trx.selectFrom('accounts').select('id').where('code', '=', code).executeTakeFirstOrThrow();
+  return created.id;
 }
 
 /**

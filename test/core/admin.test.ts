@@ -180,6 +180,24 @@ for (const dialect of dialects()) {
       assert.equal((await t.admin.listFees()).length, 2);
     });
 
+    test('processes seeding an empty catalogue at once add the defaults exactly once', async (ctx) => {
+      const t = await useCore(ctx, dialect);
+      const bins = (await t.admin.listBins()).length;
+      const plans = (await t.admin.listPlans()).length;
+      await t.database.db.deleteFrom('bins').execute();
+      await t.database.db.deleteFrom('plans').execute();
+      await Promise.all(Array.from({ length: 4 }, () => t.admin.seedDefaults()));
+      assert.equal((await t.admin.listBins()).length, bins);
+      assert.equal((await t.admin.listPlans()).length, plans);
+    });
+
+    test('creating a user is all or nothing: a refused deposit leaves no user behind', async (ctx) => {
+      const t = await useCore(ctx, dialect);
+      const before = (await t.admin.listUsers()).length;
+      await assert.rejects(t.admin.createUser({ name: 'Half', deposit: -5 }), /A deposit must be a positive amount/);
+      assert.equal((await t.admin.listUsers()).length, before);
+    });
+
     test('the ledger check is clean after every kind of movement', async (ctx) => {
       const t = await useCore(ctx, dialect);
       const alice = await newCustomer(t, 100_000);
