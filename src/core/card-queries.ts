@@ -21,9 +21,16 @@ const ownedCard = compiledOnce(2, (ex, cardId: string, userId: string) =>
   selectCards(ex).where('cards.id', '=', cardId).where('cards.user_id', '=', userId),
 );
 
+/** A card id as given: empty is `Card ID is required`; anything but a UUID cannot be a card. */
+export function checkCardId(cardId: string): string {
+  if (cardId.trim() === '') throw new CardServiceError('CARD_ID_REQUIRED');
+  if (!isUuid(cardId)) throw new CardServiceError('CARD_NOT_FOUND');
+  return cardId;
+}
+
 /** The caller's card by id; another user's card reads exactly like a missing one. */
 export async function findOwnedCard(ex: Executor, caller: Caller, cardId: string): Promise<CardWithBalance> {
-  if (!isUuid(cardId)) throw new CardServiceError('CARD_NOT_FOUND');
+  checkCardId(cardId);
   const [card] = (await ownedCard.execute(ex, cardId, caller.userId)).rows;
   if (!card) throw new CardServiceError('CARD_NOT_FOUND');
   return card;
@@ -111,4 +118,9 @@ export function isRefusal(value: unknown): value is Refusal {
 export function unlessRefused<T>(result: T | Refusal): T {
   if (isRefusal(result)) throw result.refusal;
   return result;
+}
+
+/** The spec's withdrawal/closure cooldown refusal; the text names the configured minutes (never 0). */
+export function withdrawCooldownError(secondsLeft: number, cooldownSeconds: number): CardServiceError<'WITHDRAW_COOLDOWN'> {
+  return new CardServiceError('WITHDRAW_COOLDOWN', { seconds: secondsLeft, minutes: Math.max(1, Math.ceil(cooldownSeconds / 60)) });
 }

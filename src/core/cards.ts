@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Executor } from '../db/schema.js';
-import { accountBalance, claimCooldown, findOwnedCard, lockedBalance, selectCards, unlessRefused } from './card-queries.js';
+import { accountBalance, claimCooldown, findOwnedCard, lockedBalance, selectCards, unlessRefused, withdrawCooldownError } from './card-queries.js';
 import { recordCardTransaction } from './card-records.js';
 import type { CoreDeps } from './deps.js';
 import { CardServiceError, refuse, type Refusal } from './errors.js';
@@ -8,7 +8,7 @@ import { createAccount, postJournal, SYSTEM_ACCOUNTS, systemAccountId } from './
 import { maskPan } from './luhn.js';
 import { percentOf, type Cents } from './money.js';
 import { ProviderError } from './provider.js';
-import type { CreateCardInput } from './schemas.js';
+import { createInputGuards, type CreateCardInput } from './schemas.js';
 import {
   toCard,
   type Caller,
@@ -20,6 +20,7 @@ import {
 } from './views.js';
 
 export function createCardOperations({ db, clock, provider, cipher, settings }: CoreDeps) {
+  const guard = createInputGuards(settings);
   /** A coupon that can be redeemed now (read only); refuses an unusable one with its reason. */
   async function usableCoupon(ex: Executor, couponId: string, now: Date) {
     const coupon = await ex.selectFrom('coupons').selectAll().where('id', '=', couponId).executeTakeFirst();
@@ -81,6 +82,7 @@ export function createCardOperations({ db, clock, provider, cipher, settings }: 
      * and the wallet after it. Refuses an unknown BIN, plan or unusable coupon; redeems nothing.
      */
     async quoteCreateCard(caller: Caller, input: CreateCardInput): Promise<CreationQuote> {
+      guard.createCard(input);
       const { bin, plan } = await binAndPlan(db, input);
       const planFee = Number(plan.creation_fee);
       const coupon = input.coupon_id === undefined ? undefined : await usableCoupon(db, input.coupon_id, clock.now());
@@ -91,6 +93,7 @@ export function createCardOperations({ db, clock, provider, cipher, settings }: 
 
     /** Creates a card: the plan's fee (less any coupon) from the wallet, the BIN's initial balance onto the card. */
     async createCard(caller: Caller, input: CreateCardInput): Promise<Card> {
+      guard.createCard(input);
       const now = clock.now();
       const at = now.toISOString();
       const cardId = randomUUID();
@@ -241,12 +244,7 @@ export function createCardOperations({ db, clock, provider, cipher, settings }: 
         if (card.status === 'closed') throw new CardServiceError('ALREADY_CLOSED');
         if (!card.provider_ready) throw new CardServiceError('CARD_NOT_READY_CLOSE');
         const cooldown = await claimCooldown(trx, card.id, 'last_withdraw_attempt_at', settings.withdrawCooldownSeconds, now);
-        if (!cooldown.claimed) {
-          throw new CardServiceError('WITHDRAW_COOLDOWN', {
-            seconds: cooldown.secondsLeft,
-            minutes: Math.round(settings.withdrawCooldownSeconds / 60),
-          });
-        }
+        if (!cooldown.claimed) throw withdrawCooldownError(cooldown.secondsLeft, settings.withdrawCooldownSeconds);
         // Locked before the provider terminates the card: no purchase or refund slips in between.
         const balance = await lockedBalance(trx, card.account_id);
         try {

@@ -4,7 +4,7 @@ import type { Executor } from '../db/schema.js';
 import { findOwnedCard, isUuid, selectCards } from './card-queries.js';
 import type { CoreDeps } from './deps.js';
 import { CardServiceError } from './errors.js';
-import type { TransactionsQuery } from './schemas.js';
+import { createInputGuards, type TransactionsQuery } from './schemas.js';
 import {
   toCardOtp,
   toCardTransaction,
@@ -26,8 +26,10 @@ const walletOf = compiledOnce(1, (ex, accountId: number) =>
 
 /** What happened on the caller's cards and wallet: statements, OTPs, the balance. */
 export function createHistoryOperations({ db, mailbox, settings, clock }: CoreDeps) {
+  const guard = createInputGuards(settings);
   /** A card by its UUID or by its small integer number (the OTP list documents an integer id). */
   async function findOwnedCardByReference(ex: Executor, caller: Caller, reference: string): Promise<CardWithBalance> {
+    if (reference.trim() === '') throw new CardServiceError('CARD_ID_REQUIRED');
     if (isUuid(reference)) return findOwnedCard(ex, caller, reference);
     if (!/^\d{1,9}$/.test(reference)) throw new CardServiceError('CARD_NOT_FOUND');
     const card = await selectCards(ex)
@@ -41,6 +43,7 @@ export function createHistoryOperations({ db, mailbox, settings, clock }: CoreDe
   return {
     /** Spec 4.12: newest first, optionally for one card. */
     async listTransactions(caller: Caller, query: TransactionsQuery): Promise<Page<CardTransaction>> {
+      guard.transactionsQuery(query);
       const page = query.page ?? 1;
       const limit = query.limit ?? settings.pageSizeDefault;
       if (query.card_id !== undefined) {

@@ -1,13 +1,22 @@
 import { randomUUID } from 'node:crypto';
 import { compiledOnce } from '../db/compiled-query.js';
-import { accountBalance, claimCooldown, findOwnedCard, isUuid, lockedBalance, secondsUntil, unlessRefused } from './card-queries.js';
+import {
+  accountBalance,
+  checkCardId,
+  claimCooldown,
+  findOwnedCard,
+  lockedBalance,
+  secondsUntil,
+  unlessRefused,
+  withdrawCooldownError,
+} from './card-queries.js';
 import { recordCardTransaction } from './card-records.js';
 import type { CoreDeps } from './deps.js';
 import { CardServiceError, refuse, type Refusal } from './errors.js';
 import { platformFeeFor } from './fees.js';
 import { postJournal, SYSTEM_ACCOUNTS, systemAccountId } from './ledger.js';
 import { ProviderError } from './provider.js';
-import type { AmountInput } from './schemas.js';
+import { createInputGuards, type AmountInput } from './schemas.js';
 import type { Caller, TopupQuote, TopupResult, WithdrawResult } from './views.js';
 
 // The top-up's own statements, compiled once (the hot path of the service).
@@ -31,10 +40,12 @@ const addToDeposit = compiledOnce(3, (trx, amount: number, at: string, cardId: s
 /** Money between the wallet and a card: top-ups (with their quote) and withdrawals. */
 export function createMovementOperations({ db, clock, provider, settings }: CoreDeps) {
   let revenueAccount: number | undefined;
+  const guard = createInputGuards(settings);
 
   return {
     /** What a top-up would cost, without attempting it (a quote starts no cooldown). */
     async quoteTopup(caller: Caller, cardId: string, { amount }: AmountInput): Promise<TopupQuote> {
+      guard.topup(amount);
       const card = await findOwnedCard(db, caller, cardId);
       const platformFee = await platformFeeFor(db, card.category, amount);
       return {
@@ -53,7 +64,8 @@ export function createMovementOperations({ db, clock, provider, settings }: Core
      * (limit, wallet) still commits that, and nothing else.
      */
     async topup(caller: Caller, cardId: string, { amount }: AmountInput): Promise<TopupResult> {
-      if (!isUuid(cardId)) throw new CardServiceError('CARD_NOT_FOUND');
+      checkCardId(cardId);
+      guard.topup(amount);
       const now = clock.now();
       const at = now.toISOString();
       const result = await db.transaction().execute(async (trx): Promise<TopupResult | Refusal> => {
@@ -118,17 +130,13 @@ export function createMovementOperations({ db, clock, provider, settings }: Core
 
     /** Spec 4.7: the provider first, then the wallet, in one transaction; the attempt starts the cooldown. */
     async withdraw(caller: Caller, cardId: string, { amount }: AmountInput): Promise<WithdrawResult> {
+      guard.withdraw(amount);
       const now = clock.now();
       const at = now.toISOString();
       const result = await db.transaction().execute(async (trx): Promise<WithdrawResult | Refusal> => {
         const card = await findOwnedCard(trx, caller, cardId);
         const cooldown = await claimCooldown(trx, card.id, 'last_withdraw_attempt_at', settings.withdrawCooldownSeconds, now);
-        if (!cooldown.claimed) {
-          throw new CardServiceError('WITHDRAW_COOLDOWN', {
-            seconds: cooldown.secondsLeft,
-            minutes: Math.round(settings.withdrawCooldownSeconds / 60),
-          });
-        }
+        if (!cooldown.claimed) throw withdrawCooldownError(cooldown.secondsLeft, settings.withdrawCooldownSeconds);
         if (card.status === 'closed') return refuse('CARD_CLOSED');
         if (!card.provider_ready) return refuse('CARD_NOT_READY_WITHDRAW');
         const available = await lockedBalance(trx, card.account_id);

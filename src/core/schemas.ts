@@ -136,3 +136,22 @@ export function parseInput<S extends z.ZodType>(schema: S, raw: unknown): z.outp
   if (!result.success) throw validationError(result.error);
   return result.data;
 }
+
+/**
+ * The core re-checks what the edges parse, so a caller that skips the schemas (a script, a new edge)
+ * still cannot pass a limit: amounts in cents, creation input and paging, as the schemas would refuse them.
+ */
+export function createInputGuards(settings: CoreSettings) {
+  const schemas = createInputSchemas(settings);
+  return {
+    topup: (amount: Cents) => void parseInput(schemas.topup, { amount: toAmount(amount) }),
+    withdraw: (amount: Cents) => void parseInput(schemas.withdraw, { amount: toAmount(amount) }),
+    createCard: (input: CreateCardInput) => void parseInput(schemas.createCard, input),
+    transactionsQuery: ({ page, limit, card_id }: TransactionsQuery) =>
+      void parseInput(schemas.transactionsQuery, {
+        ...(page === undefined ? {} : { page: String(page) }),
+        ...(limit === undefined ? {} : { limit: String(limit) }),
+        ...(card_id === undefined ? {} : { card_id }),
+      }),
+  };
+}

@@ -421,10 +421,51 @@ for (const dialect of dialects()) {
     test('an unknown or malformed card id reads as not found', async (ctx) => {
       const t = await useCore(ctx, dialect);
       const alice = await newCustomer(t);
-      for (const id of ['00000000-0000-4000-8000-000000000000', 'abc', '', "1' or '1'='1"]) {
+      for (const id of ['00000000-0000-4000-8000-000000000000', 'abc', "1' or '1'='1"]) {
         await assertRefused(t.core.getCard(alice.caller, id), 'CARD_NOT_FOUND', 'Card not found or access denied');
         await assertRefused(t.core.topup(alice.caller, id, { amount: 500 }), 'CARD_NOT_FOUND', 'Card not found or access denied');
       }
+    });
+
+    test('an empty card id is Card ID is required, from every card operation', async (ctx) => {
+      const t = await useCore(ctx, dialect);
+      const alice = await newCustomer(t, 10_000);
+      for (const id of ['', ' ']) {
+        for (const operation of [
+          () => t.core.getCard(alice.caller, id),
+          () => t.core.getSensitiveDetails(alice.caller, id),
+          () => t.core.topup(alice.caller, id, { amount: 500 }),
+          () => t.core.withdraw(alice.caller, id, { amount: 500 }),
+          () => t.core.freeze(alice.caller, id),
+          () => t.core.close(alice.caller, id),
+          () => t.core.listOtps(alice.caller, id),
+          () => t.core.requestOtp(alice.caller, id),
+        ]) {
+          await assertRefused(operation(), 'CARD_ID_REQUIRED', 'Card ID is required');
+        }
+      }
+    });
+
+    test('the core itself refuses amounts, names and paging outside the spec, whoever calls it', async (ctx) => {
+      const t = await useCore(ctx, dialect);
+      const alice = await newCustomer(t, 100_000);
+      const card = await newCard(t, alice);
+      await t.core.topup(alice.caller, card.id, { amount: 2_000 });
+      t.clock.advance(16 * MINUTE);
+      const before = await t.admin.checkLedger();
+      await assertRefused(t.core.topup(alice.caller, card.id, { amount: 499 }), 'VALIDATION', 'Invalid input data');
+      await assertRefused(t.core.topup(alice.caller, card.id, { amount: 1_000_001 }), 'VALIDATION', 'Invalid input data');
+      await assertRefused(t.core.topup(alice.caller, card.id, { amount: 500.5 }), 'VALIDATION', 'Invalid input data');
+      await assertRefused(t.core.quoteTopup(alice.caller, card.id, { amount: -500 }), 'VALIDATION', 'Invalid input data');
+      await assertRefused(t.core.withdraw(alice.caller, card.id, { amount: 99 }), 'VALIDATION', 'Invalid input data');
+      await assertRefused(t.core.withdraw(alice.caller, card.id, { amount: -100 }), 'VALIDATION', 'Invalid input data');
+      const { bin, plan } = await catalogue(t);
+      await assertRefused(t.core.createCard(alice.caller, { bin_id: bin.id, planId: plan.id, name: 'x'.repeat(256) }), 'VALIDATION', 'Invalid input data');
+      await assertRefused(t.core.listTransactions(alice.caller, { limit: 0 }), 'VALIDATION', 'Invalid input data');
+      await assertRefused(t.core.listTransactions(alice.caller, { page: 1.5 }), 'VALIDATION', 'Invalid input data');
+      assert.deepEqual(await t.admin.checkLedger(), before);
+      // Refused before the attempt: the cooldowns did not start.
+      assert.equal((await t.core.withdraw(alice.caller, card.id, { amount: 100 })).amountWithdrawn, 100);
     });
   });
 }

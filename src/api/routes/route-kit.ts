@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger, FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { isUuid } from '../../core/card-queries.js';
+import { checkCardId, isUuid } from '../../core/card-queries.js';
 import type { Clock } from '../../core/clock.js';
 import { CardServiceError } from '../../core/errors.js';
 import type { CardService } from '../../core/service.js';
@@ -21,10 +21,7 @@ export interface RouteDeps {
 
 /** The `{id}` of a card route: empty → `Card ID is required`; not a UUID → not found, without asking the core. */
 export function cardIdFrom(params: { id: string }): string {
-  const id = params.id;
-  if (id.trim() === '') throw new CardServiceError('CARD_ID_REQUIRED');
-  if (!isUuid(id)) throw new CardServiceError('CARD_NOT_FOUND');
-  return id;
+  return checkCardId(params.id);
 }
 
 /** The OTP routes also take the card's small integer number (the spec documents an integer id there). */
