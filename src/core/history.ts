@@ -87,21 +87,26 @@ export function createHistoryOperations({ db, mailbox, settings, clock }: CoreDe
     /** Spec 4.14: takes the newest OTP e-mail for the card from the mailbox and keeps it in the card's list. */
     async requestOtp(caller: Caller, cardId: string): Promise<RequestedOtp> {
       const card = await findOwnedCardByReference(db, caller, cardId);
-      const mail = await mailbox.takeLatest(card.provider_card_id);
+      // Taken from the mailbox and kept in the card's list in one transaction: a failure loses no code.
+      const mail = await db.transaction().execute(async (trx) => {
+        const taken = await mailbox.takeLatest(card.provider_card_id, trx);
+        if (!taken) return null;
+        await trx
+          .insertInto('card_otps')
+          .values({
+            id: randomUUID(),
+            card_id: card.id,
+            code: taken.code,
+            amount: 0,
+            currency: card.currency,
+            merchant_name: '',
+            source: 'email',
+            created_at: clock.now().toISOString(),
+          })
+          .execute();
+        return taken;
+      });
       if (!mail) throw new CardServiceError('NO_OTP');
-      await db
-        .insertInto('card_otps')
-        .values({
-          id: randomUUID(),
-          card_id: card.id,
-          code: mail.code,
-          amount: 0,
-          currency: card.currency,
-          merchant_name: '',
-          source: 'email',
-          created_at: clock.now().toISOString(),
-        })
-        .execute();
       return {
         message: 'OTP retrieved successfully',
         cardInfo: { id: card.id, providerCardId: card.provider_card_id, name: card.name, otpCode: mail.code },

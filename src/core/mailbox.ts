@@ -1,9 +1,12 @@
 import type { Clock } from './clock.js';
-import type { Db } from '../db/schema.js';
+import type { Db, Executor } from '../db/schema.js';
 
-/** Where OTP e-mails for a card land; `takeLatest` consumes the newest unread one. */
+/**
+ * Where OTP e-mails for a card land; `takeLatest` consumes the newest unread one. A mailbox kept in
+ * the database takes it inside `within` (the caller's transaction), so a failure after it loses nothing.
+ */
 export interface OtpMailbox {
-  takeLatest(providerCardId: string): Promise<{ code: string; receivedAt: string } | null>;
+  takeLatest(providerCardId: string, within?: Executor): Promise<{ code: string; receivedAt: string } | null>;
 }
 
 /** The sandbox mailbox keeps its e-mails in the database, so the admin command line can drop one in. */
@@ -17,8 +20,8 @@ export function createSandboxMailbox(db: Db, clock: Clock): OtpMailbox & {
         .values({ provider_card_id: providerCardId, code, received_at: clock.now().toISOString(), taken_at: null })
         .execute();
     },
-    async takeLatest(providerCardId) {
-      return db.transaction().execute(async (trx) => {
+    async takeLatest(providerCardId, within) {
+      const take = async (trx: Executor) => {
         const mail = await trx
           .selectFrom('sandbox_mailbox')
           .select(['id', 'code', 'received_at'])
@@ -34,7 +37,8 @@ export function createSandboxMailbox(db: Db, clock: Clock): OtpMailbox & {
           .where('id', '=', mail.id)
           .execute();
         return { code: mail.code, receivedAt: mail.received_at };
-      });
+      };
+      return within ? take(within) : db.transaction().execute(take);
     },
   };
 }

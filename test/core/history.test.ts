@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { sql } from 'kysely';
 import { describe, test } from 'node:test';
 import { newCard, newCustomer } from '../helpers/core.js';
 import { dialects, useCore } from './dialects.js';
@@ -124,6 +125,18 @@ for (const dialect of dialects()) {
       const older = await t.core.requestOtp(alice.caller, card.id);
       assert.equal(older.cardInfo.otpCode, earlier.code);
       await assertRefused(t.core.requestOtp(alice.caller, card.id), 'NO_OTP', 'No OTP found for this card');
+    });
+
+    test('an OTP request that fails while keeping the code leaves the e-mail in the mailbox', async (ctx) => {
+      if (dialect !== 'sqlite') return ctx.skip('a failing insert is staged with a SQLite trigger');
+      const t = await useCore(ctx, dialect);
+      const alice = await newCustomer(t);
+      const card = await newCard(t, alice);
+      const { code } = await t.admin.simulateOtpEmail(card.id);
+      await sql`create trigger otps_fail before insert on card_otps begin select raise(abort, 'disk full'); end`.execute(t.database.db);
+      await assert.rejects(t.core.requestOtp(alice.caller, card.id), /disk full/);
+      await sql`drop trigger otps_fail`.execute(t.database.db);
+      assert.equal((await t.core.requestOtp(alice.caller, card.id)).cardInfo.otpCode, code);
     });
   });
 
