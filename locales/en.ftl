@@ -120,3 +120,24 @@ hint-card = Open your cards with /cards.
 hint-state = The card view shows what you can do now.
 hint-provider = Try again later.
 hint-validation = Check the value and send it again.
+
+card-status = { $status ->
+    [active] active
+    [frozen] frozen
+   *[closed] closed
+}
+tx-side = { $side ->
+    [Debit] Debit
+   *[Credit] Credit
+}
+tx-status = { $status ->
+    [Approved] Approved
+   *[Declined] Declined
+}
+decline-reason = { $code ->
+    [card_frozen] the card is frozen
+    [card_closed] the card is closed
+    [insufficient_funds] not enough money on the card
+   *[other] { $code }
+}
+flow-expired = This step waited more than { $minutes } min and has expired; nothing was done. Start again from /menu.

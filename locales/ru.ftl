@@ -120,3 +120,24 @@ hint-card = Откройте карты: /cards.
 hint-state = В карточке видно, что можно сделать сейчас.
 hint-provider = Попробуйте позже.
 hint-validation = Проверьте значение и пришлите снова.
+
+card-status = { $status ->
+    [active] активна
+    [frozen] заморожена
+   *[closed] закрыта
+}
+tx-side = { $side ->
+    [Debit] Списание
+   *[Credit] Зачисление
+}
+tx-status = { $status ->
+    [Approved] Проведена
+   *[Declined] Отклонена
+}
+decline-reason = { $code ->
+    [card_frozen] карта заморожена
+    [card_closed] карта закрыта
+    [insufficient_funds] недостаточно средств на карте
+   *[other] { $code }
+}
+flow-expired = Этот шаг ждал дольше { $minutes } мин. и истёк; ничего не сделано. Начните заново из /menu.

@@ -11,7 +11,7 @@ export function cardView(t: T, card: Card, plan: Plan | undefined): string {
     name: card.name,
     masked: card.maskedPan,
     balance: money(card.balance),
-    status: card.status,
+    status: t('card-status', { status: card.status }),
     plan: plan?.name ?? String(card.planId),
     limit: money(card.limit),
     deposit: money(card.deposit),
@@ -22,11 +22,11 @@ export function transactionLine(t: T, tx: CardTransaction): string {
   return t('tx-line', {
     at: tx.createdAt.slice(0, 16).replace('T', ' '),
     name: tx.cardName,
-    side: tx.side,
+    side: t('tx-side', { side: tx.side }),
     amount: money(tx.amount),
     currency: tx.currency,
-    status: tx.status,
-    reason: tx.declineCode ? ` (${tx.declineCode})` : '',
+    status: t('tx-status', { status: tx.status }),
+    reason: tx.declineCode ? ` (${t('decline-reason', { code: tx.declineCode })})` : '',
     merchant: tx.merchantName,
   });
 }

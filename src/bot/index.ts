@@ -88,7 +88,6 @@ export function createBot(deps: BotDeps, options: { botInfo?: UserFromGetMe; fet
   const s: Services = { ...deps, db, links: new LinkCache(db), i18n, answered, wakeDeletions: () => {} };
   servicesOf.set(bot, s);
 
-  const idle = deps.config.conversationIdleMs ?? 10 * 60_000;
   // Conversation contexts get a fresh Api: give it the bot's transformers (auto-retry and any other).
   const inConversation: Middleware<ConversationContext>[] = [
     (ctx, next) => {
@@ -121,7 +120,8 @@ export function createBot(deps: BotDeps, options: { botInfo?: UserFromGetMe; fet
   chat.use(callerMiddleware(s));
   chat.use(cancelFeature());
   chat.use(requireLinked());
-  const flow = { plugins: inConversation, maxMillisecondsToWait: idle };
+  // Flows time out in their own waits (conversations/kit.ts), which say so to the user.
+  const flow = { plugins: inConversation };
   chat.use(createConversation(topupConversation(s), { id: 'topup', ...flow }));
   chat.use(createConversation(withdrawConversation(s), { id: 'withdraw', ...flow }));
   chat.use(createConversation(closeConversation(s), { id: 'close', ...flow }));

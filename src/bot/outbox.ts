@@ -66,14 +66,14 @@ async function push(s: Services, api: Api, chatId: number, event: CoreEvent): Pr
     return;
   }
   const params = {
-    side: event.side,
+    side: t('tx-side', { side: event.side }),
     amount: money(event.amount),
     currency: event.currency,
     merchant: event.merchantName,
     name: event.cardName,
     masked: event.maskedPan,
     balance: money(event.cardBalance),
-    reason: event.declineCode ?? '',
+    reason: event.declineCode ? t('decline-reason', { code: event.declineCode }) : '',
   };
   const text = t(event.status === 'Declined' ? 'tx-push-declined' : 'tx-push-approved', params);
   await api.sendMessage(chatId, text, { reply_markup: alertKeyboard(t, event.cardId) });

@@ -26,7 +26,7 @@ export async function cardListScreen(ctx: BotContext, s: Services, action: 'view
   const cards = await s.core.listCards(callerOf(ctx));
   if (cards.length === 0) return { text: ctx.t('cards-none') };
   const label = (c: (typeof cards)[number]) =>
-    ctx.t('card-line', { name: c.name, masked: c.maskedPan, balance: money(c.balance), status: c.status });
+    ctx.t('card-line', { name: c.name, masked: c.maskedPan, balance: money(c.balance), status: ctx.t('card-status', { status: c.status }) });
   return { text: ctx.t(action === 'view' ? 'cards-title' : 'otps-pick-card'), keyboard: cardListKeyboard(cards, label, action) };
 }
 

@@ -5,20 +5,18 @@ import { refusalText } from '../errors.js';
 import { cardView, money } from '../format.js';
 import { cardKeyboard } from '../keyboards.js';
 import type { Services } from '../services.js';
-import { call, confirm, issueText, pick, sayRefusal, waitForText, type Convo } from './kit.js';
+import { call, confirm, issueText, pick, sayRefusal, waitFor, waitForText, type Convo } from './kit.js';
 
 const SKIP = '-';
 
 /** A typed coupon code, or undefined when Skip is tapped. */
-async function askCoupon(conversation: Convo, ctx: ConversationContext, prompt: string): Promise<string | undefined> {
+async function askCoupon(conversation: Convo, s: Services, ctx: ConversationContext, prompt: string): Promise<string | undefined> {
   const nonce = await conversation.external(() => Math.random().toString(36).slice(2, 10));
   await ctx.reply(prompt, {
     reply_markup: { inline_keyboard: [[{ text: ctx.t('btn-skip'), callback_data: `v:${nonce}:${SKIP}` }]] },
   });
-  const reply = await conversation.waitUntil(
-    (c) => c.callbackQuery?.data === `v:${nonce}:${SKIP}` || (typeof c.message?.text === 'string' && !c.message.text.startsWith('/')),
-    { next: true },
-  );
+  const skip = `v:${nonce}:${SKIP}`;
+  const reply = await waitFor(conversation, s, (c) => c.callbackQuery?.data === skip || (typeof c.message?.text === 'string' && !c.message.text.startsWith('/')));
   if (reply.message) return reply.message.text!.trim();
   await reply.answerCallbackQuery();
   await reply.editMessageReplyMarkup({ reply_markup: undefined }).catch(() => undefined);
@@ -35,12 +33,12 @@ export function createCardConversation(s: Services) {
     if ('refused' in catalogue) return sayRefusal(ctx, catalogue.refused);
     const { bins, plans } = catalogue.ok;
 
-    const binChoice = await pick(conversation, ctx, ctx.t('create-pick-bin'), bins.map((b) => ({
+    const binChoice = await pick(conversation, s, ctx, ctx.t('create-pick-bin'), bins.map((b) => ({
       label: ctx.t('bin-label', { bin: b.bin, network: b.network, category: b.wallet ? 'Wallet' : 'Online' }),
       value: b.id,
     })));
     const bin = bins.find((b) => b.id === binChoice.choice)!;
-    const planChoice = await pick(conversation, binChoice.ctx, ctx.t('create-pick-plan'), plans.map((p) => ({
+    const planChoice = await pick(conversation, s, binChoice.ctx, ctx.t('create-pick-plan'), plans.map((p) => ({
       label: ctx.t('plan-label', { name: p.name, limit: money(p.limit), fee: money(p.creationFee) }),
       value: String(p.id),
     })));
@@ -49,7 +47,7 @@ export function createCardConversation(s: Services) {
     await planChoice.ctx.reply(ctx.t('create-ask-name'));
     let name = '';
     for (;;) {
-      const typed = await waitForText(conversation);
+      const typed = await waitForText(conversation, s);
       const parsed = s.core.schemas.createCard.shape.name.safeParse(typed.text);
       if (parsed.success) {
         name = parsed.data;
@@ -62,7 +60,7 @@ export function createCardConversation(s: Services) {
     let coupon: string | undefined;
     let ready: { input: CreateCardInput; quote: CreationQuote } | undefined;
     for (let prompt = ctx.t('create-ask-coupon'); ready === undefined; ) {
-      coupon = await askCoupon(conversation, ctx, prompt);
+      coupon = await askCoupon(conversation, s, ctx, prompt);
       const parsed = s.core.schemas.createCard.safeParse({ bin_id: bin.id, planId: plan.id, name, ...(coupon ? { coupon_id: coupon } : {}) });
       if (!parsed.success) {
         prompt = ctx.t('coupon-invalid', { message: issueText(parsed.error) });

@@ -31,9 +31,29 @@ export async function sayRefusal(ctx: ConversationContext, refusal: Refusal): Pr
   await ctx.reply(refusalText(ctx.t, refusal));
 }
 
+/** The default time a flow waits for the user before it expires. */
+export const DEFAULT_IDLE_MS = 10 * 60_000;
+
+/**
+ * Waits for an update the flow wants; any other passes through to the bot (menus, commands). One that
+ * comes after the flow sat idle too long ends it, saying so, and does nothing else.
+ */
+export async function waitFor(conversation: Convo, s: Services, wanted: (ctx: ConversationContext) => boolean): Promise<ConversationContext> {
+  const clockNow = () => conversation.external(() => s.clock.now().getTime());
+  const since = await clockNow();
+  const ctx = await conversation.waitUntil(wanted, { next: true });
+  if ((await clockNow()) - since >= (s.config.conversationIdleMs ?? DEFAULT_IDLE_MS)) {
+    const minutes = Math.max(1, Math.round((s.config.conversationIdleMs ?? DEFAULT_IDLE_MS) / 60_000));
+    if (ctx.callbackQuery) await ctx.answerCallbackQuery({ text: ctx.t('flow-expired', { minutes }) });
+    await ctx.reply(ctx.t('flow-expired', { minutes }));
+    return conversation.halt();
+  }
+  return ctx;
+}
+
 /** A typed text that is not a command: commands (/cancel, /menu) pass through to the bot. */
-export async function waitForText(conversation: Convo): Promise<{ ctx: ConversationContext; text: string }> {
-  const ctx = await conversation.waitUntil((c) => typeof c.message?.text === 'string' && !c.message.text.startsWith('/'), { next: true });
+export async function waitForText(conversation: Convo, s: Services): Promise<{ ctx: ConversationContext; text: string }> {
+  const ctx = await waitFor(conversation, s, (c) => typeof c.message?.text === 'string' && !c.message.text.startsWith('/'));
   return { ctx, text: ctx.message!.text!.trim() };
 }
 
@@ -43,9 +63,9 @@ export function issueText(error: ZodError): string {
 }
 
 /** Asks until the typed amount passes the core's schema; returns cents. */
-export async function askAmount(conversation: Convo, schema: ZodType<{ amount: Cents }, { amount: number }>): Promise<Cents> {
+export async function askAmount(conversation: Convo, s: Services, schema: ZodType<{ amount: Cents }, { amount: number }>): Promise<Cents> {
   for (;;) {
-    const { ctx, text } = await waitForText(conversation);
+    const { ctx, text } = await waitForText(conversation, s);
     const parsed = schema.safeParse({ amount: parseTypedAmount(text) });
     if (parsed.success) return parsed.data.amount;
     await ctx.reply(ctx.t('amount-invalid', { message: issueText(parsed.error) }));
@@ -53,18 +73,24 @@ export async function askAmount(conversation: Convo, schema: ZodType<{ amount: C
 }
 
 /** Sends buttons with a fresh nonce and waits for one of them; other buttons pass through. */
-export async function choose(conversation: Convo, ctx: ConversationContext, text: string, build: (nonce: string) => InlineKeyboard) {
+export async function choose(conversation: Convo, s: Services, ctx: ConversationContext, text: string, build: (nonce: string) => InlineKeyboard) {
   const nonce = await conversation.external(() => randomUUID().slice(0, 8));
   await ctx.reply(text, { reply_markup: build(nonce) });
-  const pressed = await conversation.waitForCallbackQuery(new RegExp(`^v:${nonce}:`), { next: true });
-  const choice = parseConversationButton(pressed.callbackQuery.data)!.choice;
+  const pressed = await waitFor(conversation, s, buttonOf(nonce));
+  const choice = parseConversationButton(pressed.callbackQuery!.data!)!.choice;
   await pressed.answerCallbackQuery();
   await pressed.editMessageReplyMarkup({ reply_markup: undefined }).catch(() => undefined);
   return { ctx: pressed, choice };
 }
 
-export function pick(conversation: Convo, ctx: ConversationContext, text: string, choices: { label: string; value: string }[]) {
-  return choose(conversation, ctx, text, (nonce) => choiceKeyboard(nonce, choices));
+export function pick(conversation: Convo, s: Services, ctx: ConversationContext, text: string, choices: { label: string; value: string }[]) {
+  return choose(conversation, s, ctx, text, (nonce) => choiceKeyboard(nonce, choices));
+}
+
+/** A press on one of the buttons sent under `nonce`. */
+export function buttonOf(nonce: string): (ctx: ConversationContext) => boolean {
+  const prefix = `v:${nonce}:`;
+  return (ctx) => ctx.callbackQuery?.data?.startsWith(prefix) === true;
 }
 
 /**
@@ -79,9 +105,9 @@ export async function confirm(conversation: Convo, ctx: ConversationContext, s: 
     return fresh;
   });
   await ctx.reply(text, { reply_markup: confirmKeyboard(ctx.t, nonce) });
-  const pressed = await conversation.waitForCallbackQuery(new RegExp(`^v:${nonce}:`), { next: true });
+  const pressed = await waitFor(conversation, s, buttonOf(nonce));
   await pressed.editMessageReplyMarkup({ reply_markup: undefined }).catch(() => undefined);
-  if (parseConversationButton(pressed.callbackQuery.data)?.choice !== 'ok') {
+  if (parseConversationButton(pressed.callbackQuery!.data!)?.choice !== 'ok') {
     await pressed.answerCallbackQuery({ text: pressed.t('cancelled') });
     await pressed.reply(pressed.t('cancelled'));
     return undefined;

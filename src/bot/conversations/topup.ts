@@ -12,7 +12,7 @@ export function topupConversation(s: Services) {
     const { topupMin, topupMax } = s.core.settings;
     await ctx.reply(ctx.t('topup-ask', { name: card.ok.name, min: money(topupMin), max: money(topupMax) }));
     for (;;) {
-      const amount = await askAmount(conversation, s.core.schemas.topup);
+      const amount = await askAmount(conversation, s, s.core.schemas.topup);
       const quote = await call(conversation, (caller) => s.core.quoteTopup(caller, cardId, { amount }));
       if ('refused' in quote) {
         await sayRefusal(ctx, quote.refused);

@@ -11,7 +11,7 @@ export function withdrawConversation(s: Services) {
     if ('refused' in card) return sayRefusal(ctx, card.refused);
     const { withdrawMin, withdrawMax } = s.core.settings;
     await ctx.reply(ctx.t('withdraw-ask', { name: card.ok.name, balance: money(card.ok.balance), min: money(withdrawMin), max: money(withdrawMax) }));
-    const amount = await askAmount(conversation, s.core.schemas.withdraw);
+    const amount = await askAmount(conversation, s, s.core.schemas.withdraw);
     const confirmed = await confirm(conversation, ctx, s, ctx.t('withdraw-confirm', { amount: money(amount), name: card.ok.name }));
     if (!confirmed) return;
     const result = await call(conversation, (caller) => s.core.withdraw(caller, cardId, { amount }));

@@ -45,18 +45,27 @@ describe('the withdraw and close conversations', () => {
     assert.equal((await h.t.core.getCard(me.caller, card.id)).status, 'closed');
   });
 
-  it('drops a conversation left idle', async () => {
+  it('a flow left idle expires: the late answer is told so and does nothing', async () => {
     const h = await createHarness({ config: { conversationIdleMs: 60_000 } });
     const me = await h.linkedCustomer(9203);
     const card = await newCard(h.t, me);
     await h.send(callbackUpdate({ id: 9203 }, `c:topup:${card.id}`));
-    const realNow = Date.now;
-    Date.now = () => realNow() + 61_000; // the conversations plugin measures waits with Date.now
-    try {
-      const calls = await h.send(textUpdate({ id: 9203 }, '50'));
-      assert.doesNotMatch(texts(calls).join('\n'), /Platform fee/);
-    } finally {
-      Date.now = realNow;
-    }
+    h.t.clock.advance(61_000);
+    let calls = await h.send(textUpdate({ id: 9203 }, '50'));
+    assert.deepEqual(texts(calls), ['This step waited more than 1 min and has expired; nothing was done. Start again from /menu.']);
+    // The flow is gone: the next text is not taken as an amount.
+    calls = await h.send(textUpdate({ id: 9203 }, '50'));
+    assert.doesNotMatch(texts(calls).join('\n'), /Platform fee/);
+    assert.equal((await h.t.core.getCard(me.caller, card.id)).balance, 0);
+  });
+
+  it('a flow answered in time goes on', async () => {
+    const h = await createHarness({ config: { conversationIdleMs: 60_000 } });
+    const me = await h.linkedCustomer(9204);
+    const card = await newCard(h.t, me);
+    await h.send(callbackUpdate({ id: 9204 }, `c:topup:${card.id}`));
+    h.t.clock.advance(59_000);
+    const calls = await h.send(textUpdate({ id: 9204 }, '50'));
+    assert.match(texts(calls).join('\n'), /Platform fee/);
   });
 });
