@@ -30,6 +30,11 @@ export function hashToken(token: string): string {
   return createHash('sha256').update(token, 'utf8').digest('hex');
 }
 
+/** Whether `text` has the shape of an API token this service issues. */
+export function isApiTokenShaped(text: string): boolean {
+  return /^vc_[A-Za-z0-9_-]{43}$/.test(text);
+}
+
 export function newApiToken(): string {
   return `vc_${randomBytes(32).toString('base64url')}`;
 }

@@ -5,7 +5,7 @@ import { refusalText } from '../errors.js';
 import { cardView, money } from '../format.js';
 import { cardKeyboard } from '../keyboards.js';
 import type { Services } from '../services.js';
-import { call, confirm, issueText, pick, sayRefusal, waitFor, waitForText, type Convo } from './kit.js';
+import { call, confirm, isTypedAnswer, issueText, pick, sayRefusal, waitFor, waitForText, type Convo } from './kit.js';
 
 const SKIP = '-';
 
@@ -16,7 +16,7 @@ async function askCoupon(conversation: Convo, s: Services, ctx: ConversationCont
     reply_markup: { inline_keyboard: [[{ text: ctx.t('btn-skip'), callback_data: `v:${nonce}:${SKIP}` }]] },
   });
   const skip = `v:${nonce}:${SKIP}`;
-  const reply = await waitFor(conversation, s, (c) => c.callbackQuery?.data === skip || (typeof c.message?.text === 'string' && !c.message.text.startsWith('/')));
+  const reply = await waitFor(conversation, s, (c) => c.callbackQuery?.data === skip || isTypedAnswer(c));
   if (reply.message) return reply.message.text!.trim();
   await reply.answerCallbackQuery();
   await reply.editMessageReplyMarkup({ reply_markup: undefined }).catch(() => undefined);

@@ -3,6 +3,7 @@ import type { InlineKeyboard } from 'grammy';
 import { randomUUID } from 'node:crypto';
 import type { ZodError, ZodType } from 'zod';
 import type { Cents } from '../../core/money.js';
+import { isApiTokenShaped } from '../../core/secrets.js';
 import type { Caller } from '../../core/views.js';
 import { parseConversationButton } from '../callback-data.js';
 import type { BotContext, ConversationContext } from '../context.js';
@@ -51,9 +52,15 @@ export async function waitFor(conversation: Convo, s: Services, wanted: (ctx: Co
   return ctx;
 }
 
-/** A typed text that is not a command: commands (/cancel, /menu) pass through to the bot. */
+/** Typed text a flow may take as its answer: not a command (/cancel, /menu) and not a pasted API token. */
+export function isTypedAnswer(ctx: ConversationContext): boolean {
+  const text = ctx.message?.text;
+  return text !== undefined && !text.startsWith('/') && !isApiTokenShaped(text.trim());
+}
+
+/** A typed answer; commands and pasted tokens pass through to the bot. */
 export async function waitForText(conversation: Convo, s: Services): Promise<{ ctx: ConversationContext; text: string }> {
-  const ctx = await waitFor(conversation, s, (c) => typeof c.message?.text === 'string' && !c.message.text.startsWith('/'));
+  const ctx = await waitFor(conversation, s, isTypedAnswer);
   return { ctx, text: ctx.message!.text!.trim() };
 }
 

@@ -1,6 +1,6 @@
 import { Composer } from 'grammy';
 import { isCardServiceError } from '../../core/errors.js';
-import { hashToken } from '../../core/secrets.js';
+import { hashToken, isApiTokenShaped } from '../../core/secrets.js';
 import type { BotContext } from '../context.js';
 import { localeOf } from '../i18n.js';
 import { loggableError } from '../log-safe.js';
@@ -33,25 +33,28 @@ export function callerMiddleware(s: Services) {
   };
 }
 
+/** Deletes the message carrying `token` first, then links the chat to it (leaving any flow under the old link). */
+async function linkChat(s: Services, mainMenu: MainMenu, ctx: BotContext, token: string): Promise<void> {
+  // Deleted first: the token must not linger in the chat, whatever happens next.
+  await ctx.deleteMessage().catch((error: unknown) => ctx.logger.warn({ err: loggableError(error) }, 'could not delete the token message'));
+  try {
+    const caller = await s.core.authenticate(token);
+    await s.links.save({ chatId: ctx.chat!.id, userId: caller.userId, tokenHash: hashToken(token) }, s.clock.now());
+    await writeKv(s.db, chatLocaleKey(ctx.chat!.id), localeOf(ctx), s.clock.now());
+    await ctx.conversation.exitAll();
+    ctx.caller = caller;
+    ctx.logger.info({ userId: caller.userId }, 'chat linked');
+    await ctx.reply(`${ctx.t('link-ok')}\n\n${mainMenuText(ctx)}`, { reply_markup: mainMenu });
+  } catch (error) {
+    if (!isCardServiceError(error)) throw error;
+    await ctx.reply(ctx.t('link-refused', { message: error.message }));
+  }
+}
+
 export function linkFeature(s: Services, mainMenu: MainMenu): Composer<BotContext> {
   const outer = new Composer<BotContext>();
   const composer = outer.chatType('private');
-
-  const link = async (ctx: BotContext, token: string) => {
-    // Deleted first: the token must not linger in the chat, whatever happens next.
-    await ctx.deleteMessage().catch((error: unknown) => ctx.logger.warn({ err: loggableError(error) }, 'could not delete the token message'));
-    try {
-      const caller = await s.core.authenticate(token);
-      await s.links.save({ chatId: ctx.chat!.id, userId: caller.userId, tokenHash: hashToken(token) }, s.clock.now());
-      await writeKv(s.db, chatLocaleKey(ctx.chat!.id), localeOf(ctx), s.clock.now());
-      ctx.caller = caller;
-      ctx.logger.info({ userId: caller.userId }, 'chat linked');
-      await ctx.reply(`${ctx.t('link-ok')}\n\n${mainMenuText(ctx)}`, { reply_markup: mainMenu });
-    } catch (error) {
-      if (!isCardServiceError(error)) throw error;
-      await ctx.reply(ctx.t('link-refused', { message: error.message }));
-    }
-  };
+  const link = (ctx: BotContext, token: string) => linkChat(s, mainMenu, ctx, token);
 
   composer.command('start', async (ctx) => {
     if (ctx.caller) await ctx.reply(`${ctx.t('start-linked')}\n\n${mainMenuText(ctx)}`, { reply_markup: mainMenu });
@@ -71,9 +74,10 @@ export function linkFeature(s: Services, mainMenu: MainMenu): Composer<BotContex
     await ctx.conversation.exitAll();
     await ctx.reply(ctx.t(removed ? 'unlink-done' : 'unlink-none'));
   });
-  // In a chat not linked yet, any plain text is taken as a token (and deleted).
+  // An API token pasted into any private chat (flows let it through), and in a chat not linked yet
+  // any token-like text, is taken as a token: deleted at once and linked.
   composer.on('message:text').filter(
-    (ctx) => !ctx.caller && !ctx.msg.text.startsWith('/') && TOKEN_SHAPE.test(ctx.msg.text.trim()),
+    (ctx) => isApiTokenShaped(ctx.msg.text.trim()) || (!ctx.caller && !ctx.msg.text.startsWith('/') && TOKEN_SHAPE.test(ctx.msg.text.trim())),
     (ctx) => link(ctx, ctx.msg.text.trim()),
   );
   composer.on('message').filter((ctx) => !ctx.caller, (ctx) => ctx.reply(ctx.t('not-linked')));

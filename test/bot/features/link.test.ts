@@ -65,4 +65,25 @@ describe('linking a chat', () => {
     const calls = await h.send(textUpdate({ id: 5007, languageCode: 'ru' }, '/start'));
     assert.match(texts(calls).join('\n'), /Привет/);
   });
+
+  it('a token pasted into a linked chat, even while a flow waits for text, is deleted and links, never read as an answer', async () => {
+    const h = await createHarness();
+    const me = await h.linkedCustomer(5008, 100_000);
+    const other = await newCustomer(h.t, 0, 'Other');
+    const { newCard } = await import('../../helpers/core.js');
+    const card = await newCard(h.t, me);
+    const { callbackUpdate } = await import('../../helpers/updates.js');
+    await h.send(callbackUpdate({ id: 5008 }, `c:topup:${card.id}`));
+    const update = textUpdate({ id: 5008 }, other.token);
+    const calls = await h.send(update);
+    assert.equal(calls[0]?.method, 'deleteMessage');
+    assert.equal(calls[0]?.payload.message_id, update.message!.message_id);
+    assert.match(texts(calls).join('\n'), /Linked/);
+    assert.doesNotMatch(texts(calls).join('\n'), /amount|Platform fee/i);
+    assert.ok(!h.log().includes(other.token));
+    // The chat now acts for the other user; the waiting top-up is gone.
+    const after = await h.send(textUpdate({ id: 5008 }, '50'));
+    assert.doesNotMatch(texts(after).join('\n'), /Platform fee/);
+    assert.equal((await h.t.core.getCard(me.caller, card.id)).balance, 0);
+  });
 });
