@@ -57,6 +57,16 @@ describe('the bot over real Bot API traffic', () => {
     step = alice.send('/menu');
     await server.nextMessage(alice.chatId, step.mark, 'not linked yet');
 
+    // In a group: one line, nothing else.
+    step = alice.inGroup(-5001).send('/start');
+    const refusal = await server.nextMessage(-5001, step.mark, 'I only work in a private chat with you.');
+    assert.equal(refusal.text, 'I only work in a private chat with you.');
+
+    // A wrong token: deleted at once all the same, refused in the service's words.
+    step = alice.send('vc_wrongwrongwrongwrongwrongwrongwrongwrongwro');
+    await server.waitForCall((c) => c.method === 'deleteMessage' && c.payload.message_id === step.message.messageId, step.mark);
+    await server.nextMessage(alice.chatId, step.mark, 'Invalid or missing API token. Check the token');
+
     // Linking: the token message is deleted at once, then the main menu arrives.
     step = alice.send(token);
     const deleted = await server.waitForCall((c) => c.method === 'deleteMessage' && c.payload.message_id === step.message.messageId, step.mark);
@@ -110,9 +120,10 @@ describe('the bot over real Bot API traffic', () => {
     // Freeze, then unfreeze: only the button that applies is shown.
     press = alice.press(refreshed, 'Freeze');
     let frozen = await server.nextEdit(alice.chatId, press.mark, 'Status: frozen');
-    const labels = (m: StoredMessage) => m.replyMarkup!.inline_keyboard.flat().map((b) => b.text).join(' ');
-    assert.match(labels(frozen), /Unfreeze/);
-    assert.doesNotMatch(labels(frozen), /Freeze\b(?!.*Unfreeze)/);
+    const labels = (m: StoredMessage) => m.replyMarkup!.inline_keyboard.flat().map((b) => b.text).join(' | ');
+    const buttons = (m: StoredMessage) => m.replyMarkup!.inline_keyboard.flat().map((b) => b.text);
+    assert.ok(buttons(frozen).includes('🔥 Unfreeze'));
+    assert.ok(!buttons(frozen).includes('🧊 Freeze'));
 
     // A purchase on the frozen card is declined and pushed with a Freeze button.
     const cards = await runtime.core.listCards(await runtime.core.authenticate(token));
@@ -120,33 +131,55 @@ describe('the bot over real Bot API traffic', () => {
     let mark = server.mark();
     await runtime.admin.simulatePurchase(card.id, 1_000, 'Coffee');
     const declined = await server.nextMessage(alice.chatId, mark, 'Declined');
-    assert.match(declined.text, /Coffee/);
-    assert.match(labels(declined), /Freeze/);
+    assert.match(declined.text, /Declined 10\.00 USD at Coffee .*: the card is frozen\./);
+    assert.deepEqual(buttons(declined), ['🧊 Freeze']);
 
     press = alice.press(frozen, 'Unfreeze');
     frozen = await server.nextEdit(alice.chatId, press.mark, 'Status: active');
+    assert.ok(buttons(frozen).includes('🧊 Freeze'));
+    assert.ok(!buttons(frozen).includes('🔥 Unfreeze'));
 
     // Details: protected, values as spoilers, deleted after the TTL.
     press = alice.press(frozen, 'Details');
     const details = await server.nextMessage(alice.chatId, press.mark, 'Card details');
     assert.equal(details.protectContent, true);
     assert.equal(details.entities?.filter((e) => e.type === 'spoiler').length, 3);
-    await server.waitForCall((c) => c.method === 'deleteMessage' && c.payload.message_id === details.messageId, press.mark);
+    const detailsGone = await server.waitForCall((c) => c.method === 'deleteMessage' && c.payload.message_id === details.messageId, press.mark);
+    // Deleted after the TTL (1 s here), not before, and not long after.
+    assert.ok(detailsGone.at - details.sentAt! >= 900, `deleted after ${detailsGone.at - details.sentAt!} ms`);
+    assert.ok(detailsGone.at - details.sentAt! < 4_000, `deleted after ${detailsGone.at - details.sentAt!} ms`);
 
     // A simulated OTP is pushed at once, and deletes itself.
     mark = server.mark();
     const otp = await runtime.admin.simulateOtp(card.id, 2_500, 'Shop');
     const pushed = await server.nextMessage(alice.chatId, mark, otp.code);
-    await server.waitForCall((c) => c.method === 'deleteMessage' && c.payload.message_id === pushed.messageId, mark);
-    assert.ok(userId);
+    const otpGone = await server.waitForCall((c) => c.method === 'deleteMessage' && c.payload.message_id === pushed.messageId, mark);
+    assert.ok(otpGone.at - pushed.sentAt! >= 900);
 
-    // Transactions, paged with next/previous.
+    // Approved purchases are pushed too, each with a Freeze button that works from the alert.
+    mark = server.mark();
     for (let i = 0; i < 5; i++) await runtime.admin.simulatePurchase(card.id, 100, `Shop ${i}`);
+    const approved = await server.nextMessage(alice.chatId, mark, 'at Shop 4');
+    assert.match(approved.text, /Debit 1\.00 USD at Shop 4 on “Ads”/);
+    press = alice.press(approved, 'Freeze');
+    const frozenFromAlert = await server.nextMessage(alice.chatId, press.mark, 'Status: frozen');
+    assert.equal(server.message(alice.chatId, approved.messageId)!.replyMarkup, undefined);
+    press = alice.press(frozenFromAlert, 'Unfreeze');
+    await server.nextEdit(alice.chatId, press.mark, 'Status: active');
+
+    // Transactions, paged with next/previous: the card's own, then every card's from the main menu.
     press = alice.press(frozen, 'Transactions');
     const page1 = await server.nextEdit(alice.chatId, press.mark, 'page 1 of 2');
+    assert.match(page1.text, /Shop 4/);
     press = alice.press(page1, 'Next');
     const page2 = await server.nextEdit(alice.chatId, press.mark, 'page 2 of 2');
-    assert.match(labels(page2), /Previous/);
+    assert.ok(buttons(page2).includes('◀️ Previous'));
+    assert.ok(!buttons(page2).includes('Next ▶️'));
+    press = alice.press(page2, 'Previous');
+    await server.nextEdit(alice.chatId, press.mark, 'page 1 of 2');
+    press = alice.press(menu, 'Transactions');
+    const everyCard = await server.nextMessage(alice.chatId, press.mark, 'Transactions, page 1 of');
+    assert.match(everyCard.text, /Shop 4/);
 
     // Back to the card through /cards, then withdraw.
     step = alice.send('/cards');
@@ -155,6 +188,8 @@ describe('the bot over real Bot API traffic', () => {
     const cardView = await server.nextEdit(alice.chatId, press.mark, 'Status: active');
     press = alice.press(cardView, 'Withdraw');
     await server.nextMessage(alice.chatId, press.mark, 'How much to withdraw');
+    step = alice.send('0.5');
+    await server.nextMessage(alice.chatId, step.mark, 'Minimum withdrawal amount is 1.00');
     step = alice.send('5');
     const withdrawConfirm = await server.nextMessage(alice.chatId, step.mark, 'Withdraw 5.00 USD');
     press = alice.press(withdrawConfirm, 'Confirm');
@@ -179,6 +214,43 @@ describe('the bot over real Bot API traffic', () => {
     await server.nextMessage(alice.chatId, press.mark, 'Card closed');
     const closedView = await server.nextEdit(alice.chatId, press.mark, 'Status: closed');
     assert.doesNotMatch(labels(closedView), /Top up|Withdraw|Freeze|Details/);
+
+    // More than the card holds cannot be withdrawn.
+    const third = await runtime.core.createCard(caller, { bin_id: card.binId, planId: card.planId, name: 'Third' });
+    const tapWithdraw = alice.pressData(closedView, `c:withdraw:${third.id}`);
+    await server.nextMessage(alice.chatId, tapWithdraw.mark, 'How much to withdraw');
+    step = alice.send('20');
+    press = alice.press(await server.nextMessage(alice.chatId, step.mark, 'Withdraw 20.00 USD'), 'Confirm');
+    await server.nextMessage(alice.chatId, press.mark, 'Insufficient card balance. Available: 0.00, Requested: 20.00. Try a smaller amount.');
+
+    // Another user's card id in a button is not found, like a missing one.
+    const bob = await runtime.admin.createUser({ name: 'Bob', deposit: 10_000 });
+    const bobsCard = await runtime.core.createCard(await runtime.core.authenticate(bob.token), { bin_id: card.binId, planId: card.planId, name: 'Bobs' });
+    const tapForeign = alice.pressData(closedView, `c:view:${bobsCard.id}`);
+    await server.nextMessage(alice.chatId, tapForeign.mark, 'Card not found or access denied');
+
+    // Every call the bot made was accepted, and every button press was answered exactly once.
+    assert.deepEqual(server.calls.filter((c) => !c.ok).map((c) => `${c.method}: ${c.error}`), []);
+    assert.deepEqual(server.unansweredQueries(), []);
+    void userId;
+  });
+
+  it('refuses a card the wallet cannot pay for, in the service\'s words', async () => {
+    const { token } = await runtime.admin.createUser({ name: 'Carol', deposit: 100 });
+    const carol = server.user(1003);
+    let step = carol.send(token);
+    const menu = await server.nextMessage(carol.chatId, step.mark, 'Linked');
+    let press = carol.press(menu, 'New card');
+    press = carol.press(await server.nextMessage(carol.chatId, press.mark, 'Pick a BIN'), /Online/);
+    press = carol.press(await server.nextMessage(carol.chatId, press.mark, 'Pick a plan'), /Basic/);
+    await server.nextMessage(carol.chatId, press.mark, 'Name the card');
+    step = carol.send('Groceries');
+    press = carol.press(await server.nextMessage(carol.chatId, step.mark, 'coupon'), 'Skip');
+    const summary = await server.nextMessage(carol.chatId, press.mark, 'Creation fee: 5.00 USD');
+    assert.match(summary.text, /Wallet now: 1\.00 USD, after the fee: -4\.00 USD/);
+    press = carol.press(summary, 'Confirm');
+    await server.nextMessage(carol.chatId, press.mark, 'Insufficient balance. Required: 5.00. Ask your administrator to fund the wallet');
+    assert.deepEqual(await runtime.core.listCards(await runtime.core.authenticate(token)), []);
   });
 
   it('deletes sensitive details on time even when the bot restarts before they fall due', async () => {
@@ -199,10 +271,13 @@ describe('the bot over real Bot API traffic', () => {
     const details = await server.nextMessage(bob.chatId, press.mark, 'Card details');
 
     await running!.stop();
+    assert.ok(!server.message(bob.chatId, details.messageId)!.deleted, 'not deleted before the restart');
     const restartMark = server.mark();
     await start(5);
     const deletion = await server.waitForCall((c) => c.method === 'deleteMessage' && c.payload.message_id === details.messageId, restartMark);
     assert.equal(deletion.ok, true);
+    // On time by the stored due time: 5 s after sending, not at the restart.
+    assert.ok(deletion.at - details.sentAt! >= 4_900, `deleted after ${deletion.at - details.sentAt!} ms`);
     assert.ok(server.message(bob.chatId, details.messageId)!.deleted);
   });
 });

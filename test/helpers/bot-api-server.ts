@@ -8,6 +8,8 @@ import type { AddressInfo } from 'node:net';
 
 export interface RecordedCall {
   index: number;
+  /** When the call arrived (Date.now()). */
+  at: number;
   method: string;
   token: string;
   payload: Record<string, any>;
@@ -25,6 +27,8 @@ export interface StoredMessage {
   replyMarkup?: { inline_keyboard: { text: string; callback_data?: string }[][] };
   protectContent: boolean;
   deleted: boolean;
+  /** When the message was stored (Date.now()). */
+  sentAt?: number;
 }
 
 const BOT_USER = { id: 777000, is_bot: true, first_name: 'Cards', username: 'cards_test_bot', can_join_groups: true, can_read_all_group_messages: false, supports_inline_queries: false };
@@ -133,6 +137,11 @@ export class BotApiServer {
     return String(this.#nextQueryId++);
   }
 
+  /** Callback queries the scripted users sent that the bot never answered (each must be answered once). */
+  unansweredQueries(): string[] {
+    return Array.from({ length: this.#nextQueryId - 1 }, (_, i) => String(i + 1)).filter((id) => !this.#answered.has(id));
+  }
+
   now(): number {
     return ++this.#date;
   }
@@ -144,6 +153,7 @@ export class BotApiServer {
   }
 
   #store(message: StoredMessage): StoredMessage {
+    message.sentAt ??= Date.now();
     this.#messages.set(`${message.chatId}:${message.messageId}`, message);
     return message;
   }
@@ -168,7 +178,7 @@ export class BotApiServer {
       send(200, { ok: true, result: updates });
       return;
     }
-    const call: RecordedCall = { index: this.calls.length, method, token, payload, ok: true };
+    const call: RecordedCall = { index: this.calls.length, at: Date.now(), method, token, payload, ok: true };
     try {
       call.result = this.#call(method, payload);
       send(200, { ok: true, result: call.result });
