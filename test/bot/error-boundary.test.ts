@@ -47,4 +47,24 @@ describe('errors in chat', () => {
     assert.equal(answers.length, 1);
     assert.equal(answers[0]?.payload.text, 'Too many messages; slow down a little.');
   });
+
+  it('waits out a 429 from Telegram and sends again (auto-retry), in the outer tree and inside flows', async () => {
+    let refused = 0;
+    const h = await createHarness({
+      failCall: (method) => (method === 'sendMessage' && refused++ % 2 === 0 ? { code: 429, description: 'Too Many Requests: retry after 0', retryAfter: 0 } : undefined),
+    });
+    const me = await h.linkedCustomer(9305);
+    const { newCard } = await import('../helpers/core.js');
+    const card = await newCard(h.t, me);
+    refused = 0;
+    let calls = await h.send(textUpdate({ id: 9305 }, '/help'));
+    assert.equal(calls.filter((c) => c.method === 'sendMessage').length, 2, 'refused once, then sent');
+    assert.match(texts(calls).join('\n'), /Details|help|menu/i);
+    const { callbackUpdate } = await import('../helpers/updates.js');
+    refused = 0;
+    calls = await h.send(callbackUpdate({ id: 9305 }, `c:topup:${card.id}`));
+    const prompts = calls.filter((c) => c.method === 'sendMessage').map((c) => String(c.payload.text));
+    assert.equal(prompts.length, 2);
+    assert.match(prompts[1]!, /How much to top up/);
+  });
 });

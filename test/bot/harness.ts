@@ -38,7 +38,7 @@ export interface HarnessOptions {
   /** Replaces core functions, e.g. to make one fail unexpectedly. */
   core?: Partial<CardService>;
   /** Makes matching API calls fail as Telegram would: return the error code and description. */
-  failCall?: (method: string, payload: Record<string, any>) => { code: number; description: string } | undefined;
+  failCall?: (method: string, payload: Record<string, any>) => { code: number; description: string; retryAfter?: number } | undefined;
 }
 
 export async function createHarness(options: HarnessOptions = {}): Promise<Harness> {
@@ -61,7 +61,12 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
     for (const wake of [...waiters]) wake();
     const failure = options.failCall?.(method, p);
     if (failure) {
-      const body = { ok: false, error_code: failure.code, description: failure.description };
+      const body = {
+        ok: false,
+        error_code: failure.code,
+        description: failure.description,
+        ...(failure.retryAfter !== undefined ? { parameters: { retry_after: failure.retryAfter } } : {}),
+      };
       return new Response(JSON.stringify(body), { status: failure.code, headers: { 'content-type': 'application/json' } });
     }
     const chat = { id: Number(p.chat_id), type: 'private', first_name: 'Alice' };
