@@ -14,6 +14,8 @@ try {
     err: (text) => console.error(text),
   });
 } catch (error) {
-  console.error(`Error: ${(error as Error).message}`);
+  const message = (error as Error).message;
+  if (process.argv.includes('--json')) console.log(JSON.stringify({ ok: false, error: message }));
+  else console.error(`Error: ${message}`);
   process.exitCode = 1;
 }

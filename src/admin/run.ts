@@ -20,12 +20,21 @@ function usage(): string {
 export async function runAdmin(argv: string[], openRuntime: () => Promise<CoreRuntime>, io: AdminIo): Promise<number> {
   const words = argv.filter((a) => !a.startsWith('-')).slice(0, 2);
   const name = [words.join(' '), words[0] ?? ''].find((n) => n in COMMANDS);
+  const json = argv.includes('--json');
+  // With --json, every outcome is one JSON object on standard output.
+  const refuse = (message: string, code: number, extra: Record<string, unknown> = {}) => {
+    if (json) io.out(JSON.stringify({ ok: false, error: message, ...extra }));
+    else io.err(code === 2 ? message : `Refused: ${message}`);
+    return code;
+  };
   if (!name || argv.includes('--help')) {
-    (name ? io.out : io.err)(usage());
-    return name ? 0 : 2;
+    if (name) {
+      io.out(usage());
+      return 0;
+    }
+    return json ? refuse('Unknown command', 2, { usage: usage() }) : refuse(usage(), 2);
   }
   const command = COMMANDS[name]!;
-  const json = argv.includes('--json');
   let parsed;
   try {
     parsed = parseArgs({
@@ -35,8 +44,8 @@ export async function runAdmin(argv: string[], openRuntime: () => Promise<CoreRu
       strict: true,
     });
   } catch (error) {
-    io.err(`${(error as Error).message}\nUsage: npm run admin -- ${command.usage}`);
-    return 2;
+    const message = (error as Error).message;
+    return json ? refuse(message, 2, { usage: `npm run admin -- ${command.usage}` }) : refuse(`${message}\nUsage: npm run admin -- ${command.usage}`, 2);
   }
   const positionals = parsed.positionals.slice(name.split(' ').length);
   let runtime: CoreRuntime | undefined;
@@ -50,10 +59,7 @@ export async function runAdmin(argv: string[], openRuntime: () => Promise<CoreRu
       io.out(json ? JSON.stringify({ ok: false, ...error.details }) : error.message);
       return 1;
     }
-    if (error instanceof AdminError || isCardServiceError(error)) {
-      io.err(json ? JSON.stringify({ ok: false, error: error.message }) : `Refused: ${error.message}`);
-      return 1;
-    }
+    if (error instanceof AdminError || isCardServiceError(error)) return refuse(error.message, 1);
     throw error;
   } finally {
     await runtime?.close();

@@ -59,6 +59,28 @@ describe('admin command line', () => {
     const result = await admin('wallet', 'deposit', '--user', dan.userId, '--amount', '20', '--json');
     assert.equal(result.json().walletBalance, '20.00');
     assert.equal((await admin('ledger', 'check', '--json')).json().consistent, true);
+    const journal = await t.database.db
+      .selectFrom('journals')
+      .innerJoin('entries', 'entries.journal_id', 'journals.id')
+      .select(['journals.kind', 'entries.amount'])
+      .where('entries.account_id', '=', dan.caller.walletAccountId)
+      .execute();
+    assert.deepEqual(journal.map((j) => [j.kind, Number(j.amount)]), [['deposit', 2_000]]);
+  });
+
+  test('with --json every outcome is one JSON object on standard output: refusals and usage errors too', async () => {
+    const erin = await newCustomer(t, 1_000, 'Erin2');
+    const refused = await admin('wallet', 'deposit', '--user', erin.userId, '--amount=-5', '--json');
+    assert.equal(refused.code, 1);
+    assert.deepEqual(refused.json(), { ok: false, error: '--amount must be an amount like 25 or 25.50' });
+    assert.equal(refused.err, '');
+    const usage = await admin('users', 'create', '--nme', 'x', '--json');
+    assert.equal(usage.code, 2);
+    assert.equal(usage.json().ok, false);
+    assert.match(usage.json().usage, /users create/);
+    const unknown = await admin('frobnicate', '--json');
+    assert.equal(unknown.code, 2);
+    assert.equal(unknown.json().error, 'Unknown command');
   });
 
   test('a bad amount is refused with exit code 1 and changes nothing', async () => {
