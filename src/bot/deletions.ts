@@ -14,9 +14,9 @@ export interface Loop {
  * Deletes messages when due. The schedule lives in `bot_pending_deletions`, so a message sent
  * before a restart is still deleted on time after it (or at once, if it fell due meanwhile).
  */
-export function startDeletionLoop(deps: { api: Api; db: BotDb; clock: Clock; logger: Logger; intervalMs: number }): Loop {
+export function startDeletionLoop(deps: { api: Api; db: BotDb; clock: Clock; logger: Logger; intervalMs: number; report?: Report }): Loop {
   const { api, db, clock, logger } = deps;
-  return startLoop(deps.intervalMs, logger, 'deletion', async () => {
+  return startLoop(deps.intervalMs, logger, 'deletion', deps.report, async () => {
     for (const due of await dueDeletions(db, clock.now())) {
       try {
         await api.deleteMessage(due.chatId, due.messageId);
@@ -32,12 +32,17 @@ export function startDeletionLoop(deps: { api: Api; db: BotDb; clock: Clock; log
   });
 }
 
+/** Tells an operator about a failure (the admin chat); must not throw. */
+export type Report = (text: string) => Promise<void>;
+
 /**
  * Runs `tick` now and then again after the delay it returns (capped by `intervalMs`), or when woken;
- * `stop` waits for a running tick to finish.
+ * `stop` waits for a running tick to finish. A failure is logged each time and reported once per
+ * streak, so a lasting fault does not flood the admin chat.
  */
-export function startLoop(intervalMs: number, logger: Logger, name: string, tick: () => Promise<number | undefined>): Loop {
+export function startLoop(intervalMs: number, logger: Logger, name: string, report: Report | undefined, tick: () => Promise<number | undefined>): Loop {
   let stopped = false;
+  let failing = false;
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
   let again = false;
@@ -54,8 +59,12 @@ export function startLoop(intervalMs: number, logger: Logger, name: string, tick
       try {
         const wanted = await tick();
         if (wanted !== undefined) delay = Math.min(intervalMs, wanted);
+        failing = false;
       } catch (error) {
-        logger.error({ err: loggableError(error), loop: name }, 'background loop failed; retrying');
+        const err = loggableError(error);
+        logger.error({ err, loop: name }, 'background loop failed; retrying');
+        if (!failing) await report?.(`Bot ${name} loop failed (retrying): ${String(err.type)}: ${String(err.message ?? err.description)}`);
+        failing = true;
       }
       running = undefined;
       if (stopped) return;

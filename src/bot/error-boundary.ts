@@ -1,4 +1,5 @@
-import type { BotError, Transformer } from 'grammy';
+import type { Api, BotError, Transformer } from 'grammy';
+import type { Report } from './deletions.js';
 import { isCardServiceError } from '../core/errors.js';
 import type { BotContext } from './context.js';
 import { refusalText, toRefusal } from './errors.js';
@@ -23,14 +24,20 @@ export function handleBotError(s: Services) {
       (ctx.logger ?? s.logger).error({ err: loggableError(cause), updateId: ctx.update.update_id }, 'unexpected error in an update');
       if (ctx.callbackQuery && !s.answered.has(ctx.callbackQuery.id)) await ctx.answerCallbackQuery().catch(() => undefined);
       if (ctx.chat) await ctx.reply(ctx.t('unexpected-error'));
-      if (s.config.adminChatId !== undefined) {
-        const { type, message, description } = loggableError(cause);
-        const name = `${String(type)}: ${String(message ?? description)}`;
-        await ctx.api.sendMessage(s.config.adminChatId, `Bot error in update ${ctx.update.update_id}: ${name}`.slice(0, 4000));
-      }
+      const { type, message, description } = loggableError(cause);
+      await adminReporter(ctx.api, s)?.(`Bot error in update ${ctx.update.update_id}: ${String(type)}: ${String(message ?? description)}`);
     } catch (reportError) {
       s.logger.error({ err: loggableError(reportError) }, 'could not report an error to the chat');
     }
+  };
+}
+
+/** Sends operator reports to `ADMIN_CHAT_ID`, when set; a failure to report is logged, never thrown. */
+export function adminReporter(api: Api, s: Pick<Services, 'config' | 'logger'>): Report | undefined {
+  const chatId = s.config.adminChatId;
+  if (chatId === undefined) return undefined;
+  return async (text) => {
+    await api.sendMessage(chatId, text.slice(0, 4000)).catch((error: unknown) => s.logger.warn({ err: loggableError(error) }, 'could not report to the admin chat'));
   };
 }
 

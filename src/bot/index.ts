@@ -10,7 +10,7 @@ import { createCardConversation } from './conversations/create-card.js';
 import { topupConversation } from './conversations/topup.js';
 import { withdrawConversation } from './conversations/withdraw.js';
 import { startDeletionLoop, type Loop } from './deletions.js';
-import { AnsweredCallbacks, handleBotError } from './error-boundary.js';
+import { adminReporter, AnsweredCallbacks, handleBotError } from './error-boundary.js';
 import { loggableError } from './log-safe.js';
 import { cancelFeature } from './features/cancel.js';
 import { cardsFeature } from './features/cards.js';
@@ -149,9 +149,10 @@ export async function setCommands(bot: Bot<BotContext>): Promise<void> {
 /** The outbox push and the deletion scheduler; needed in both polling and webhook mode. */
 export function startBackgroundJobs(bot: Bot<BotContext>): { stop(): Promise<void> } {
   const s = servicesOf.get(bot)!;
-  const deletions: Loop = startDeletionLoop({ api: bot.api, db: s.db, clock: s.clock, logger: s.logger, intervalMs: s.config.pollIntervalMs ?? 500 });
+  const report = adminReporter(bot.api, s);
+  const deletions: Loop = startDeletionLoop({ api: bot.api, db: s.db, clock: s.clock, logger: s.logger, intervalMs: s.config.pollIntervalMs ?? 500, report });
   s.wakeDeletions = deletions.wake;
-  const outbox = startOutboxLoop(s, bot.api);
+  const outbox = startOutboxLoop(s, bot.api, report);
   return {
     async stop() {
       await Promise.all([outbox.stop(), deletions.stop()]);

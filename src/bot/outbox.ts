@@ -7,7 +7,7 @@ import { alertKeyboard } from './keyboards.js';
 import { chatLocaleKey, chatsOfUser, pruneBookkeeping, readKv, recordDelivery, wasDelivered } from './repository.js';
 import type { BotContext } from './context.js';
 import { deleteLater, type Services } from './services.js';
-import { startLoop, type Loop } from './deletions.js';
+import { startLoop, type Loop, type Report } from './deletions.js';
 
 /**
  * Pushes the core's stored events (new OTPs, card transactions) to every chat linked to the card's
@@ -16,10 +16,10 @@ import { startLoop, type Loop } from './deletions.js';
  */
 const HOUR = 3_600_000;
 
-export function startOutboxLoop(s: Services, api: Api): Loop {
+export function startOutboxLoop(s: Services, api: Api, report?: Report): Loop {
   const interval = s.config.pollIntervalMs ?? 500;
   let prunedAt = 0;
-  return startLoop(interval, s.logger, 'outbox', async () => {
+  return startLoop(interval, s.logger, 'outbox', report, async () => {
     const now = s.clock.now().getTime();
     if (now - prunedAt > HOUR) {
       // Confirmations outlive any conversation (idle ones expire) and an event's deliveries are
