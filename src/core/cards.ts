@@ -244,7 +244,11 @@ export function createCardOperations({ db, clock, provider, cipher, settings }: 
         if (card.status === 'closed') throw new CardServiceError('ALREADY_CLOSED');
         if (!card.provider_ready) throw new CardServiceError('CARD_NOT_READY_CLOSE');
         const cooldown = await claimCooldown(trx, card.id, 'last_withdraw_attempt_at', settings.withdrawCooldownSeconds, now);
-        if (!cooldown.claimed) throw withdrawCooldownError(cooldown.secondsLeft, settings.withdrawCooldownSeconds);
+        if (!cooldown.claimed) {
+          // A close that ran beside this one (Postgres) took the cooldown first: say what happened.
+          if ((await findOwnedCard(trx, caller, cardId)).status === 'closed') throw new CardServiceError('ALREADY_CLOSED');
+          throw withdrawCooldownError(cooldown.secondsLeft, settings.withdrawCooldownSeconds);
+        }
         // Locked before the provider terminates the card: no purchase or refund slips in between.
         const balance = await lockedBalance(trx, card.account_id);
         try {

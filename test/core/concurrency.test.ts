@@ -76,6 +76,17 @@ for (const dialect of dialects()) {
       assert.deepEqual((await t.admin.checkLedger()).differences, []);
     });
 
+    test('simultaneous closures of one card: one closes it, the others read Card is already closed', async (ctx) => {
+      const t = await useCore(ctx, dialect);
+      const alice = await newCustomer(t, 100_000);
+      const card = await newCard(t, alice);
+      await t.core.topup(alice.caller, card.id, { amount: 10_000 });
+      const { ok, refused } = await settle(Array.from({ length: 5 }, () => t.core.close(alice.caller, card.id)));
+      assert.equal(ok.length, 1);
+      assert.deepEqual(refused, Array(4).fill('ALREADY_CLOSED'));
+      assert.equal((await t.core.walletBalance(alice.caller)).balance, 100_000 - 10_000 - 280 - 500 + 10_000);
+    });
+
     test('purchases and refunds beside a closure: the closed card keeps no balance and money is conserved', async (ctx) => {
       const t = await useCore(ctx, dialect);
       const alice = await newCustomer(t, 100_000);
