@@ -158,8 +158,9 @@ for (const dialect of dialects()) {
       const [user] = await t.admin.listUsers();
       assert.equal(user?.walletBalance, 3_000);
       assert.equal(user?.cardCount, 1);
-      await assert.rejects(t.admin.deposit(alice.userId, 0));
-      await assert.rejects(t.admin.deposit(alice.userId, 1.5));
+      await assert.rejects(t.admin.deposit(alice.userId, 0), { name: 'AdminError', message: 'A deposit must be a positive amount' });
+      await assert.rejects(t.admin.deposit(alice.userId, 1.5), { name: 'AdminError', message: 'A deposit must be a positive amount' });
+      assert.equal((await t.core.walletBalance(alice.caller)).balance, 3_000);
     });
 
     test('changing the platform fee applies to the next top-up', async (ctx) => {

@@ -354,8 +354,8 @@ for (const dialect of dialects()) {
       await t.core.close(alice.caller, card.id);
       t.clock.advance(15 * MINUTE);
       await assertRefused(t.core.close(alice.caller, card.id), 'ALREADY_CLOSED', 'Card is already closed');
-      await assert.rejects(t.core.unfreeze(alice.caller, card.id));
-      await assert.rejects(t.core.freeze(alice.caller, card.id));
+      await assertRefused(t.core.unfreeze(alice.caller, card.id), 'ONLY_FROZEN_CAN_UNFREEZE', 'Only frozen cards can be unfrozen');
+      await assertRefused(t.core.freeze(alice.caller, card.id), 'ONLY_ACTIVE_CAN_FREEZE', 'Only active cards can be frozen');
       assert.equal((await t.core.getCard(alice.caller, card.id)).status, 'closed');
     });
 

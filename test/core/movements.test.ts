@@ -279,6 +279,29 @@ for (const dialect of dialects()) {
       );
     });
 
+    test('a closure within 15 minutes of a withdrawal is refused; at 15 minutes it closes', async (ctx) => {
+      const t = await useCore(ctx, dialect);
+      const alice = await newCustomer(t, 100_000);
+      const card = await newCard(t, alice);
+      await t.core.topup(alice.caller, card.id, { amount: 5_000 });
+      await t.core.withdraw(alice.caller, card.id, { amount: 1_000 });
+      t.clock.advance(15 * MINUTE - SECOND);
+      const refused = await assertRefused(t.core.close(alice.caller, card.id), 'WITHDRAW_COOLDOWN', 'Please wait 15 minutes between withdrawals');
+      assert.equal(refused.retryAfterSeconds, 1);
+      t.clock.advance(SECOND);
+      assert.equal((await t.core.close(alice.caller, card.id)).balanceWithdrawn, 4_000);
+    });
+
+    test('a frozen card can still be topped up and withdrawn from (freezing stops purchases only)', async (ctx) => {
+      const t = await useCore(ctx, dialect);
+      const alice = await newCustomer(t, 100_000);
+      const card = await newCard(t, alice);
+      await t.core.freeze(alice.caller, card.id);
+      assert.equal((await t.core.topup(alice.caller, card.id, { amount: 2_000 })).newCardBalance, 2_000);
+      assert.equal((await t.core.withdraw(alice.caller, card.id, { amount: 500 })).newCardBalance, 1_500);
+      assert.equal((await t.core.getCard(alice.caller, card.id)).status, 'frozen');
+    });
+
     test('withdrawal and closure share the 15-minute cooldown', async (ctx) => {
       const t = await useCore(ctx, dialect);
       const alice = await newCustomer(t, 100_000);
