@@ -38,6 +38,16 @@ export interface CardProvider {
 
 type ProviderOperation = 'issue' | 'freeze' | 'unfreeze' | 'terminate' | 'withdraw';
 
+/** What the sandbox was asked to do, and whether it did (for tests and the operator's eyes). */
+export interface ProviderCall {
+  operation: ProviderOperation;
+  providerCardId?: string;
+  amount?: Cents;
+  ok: boolean;
+}
+
+const REMEMBERED_CALLS = 1_000;
+
 export interface SandboxProviderOptions {
   clock: Clock;
   /** When true, cards are issued without a provider id; the core gives them a temporary one. */
@@ -46,12 +56,14 @@ export interface SandboxProviderOptions {
 
 /**
  * The embedded sandbox: Luhn-valid PANs under the BIN, a CVV, expiry three years out, and a fixed
- * billing address per country. `failNext` makes the next call of an operation fail, for tests.
+ * billing address per country. `failNext` makes the next call of an operation fail, for tests;
+ * `calls` keeps the latest calls.
  */
 export class SandboxCardProvider implements CardProvider {
   issueAsynchronously: boolean;
   readonly #clock: Clock;
   readonly #failures = new Map<ProviderOperation, string>();
+  readonly calls: ProviderCall[] = [];
 
   constructor(options: SandboxProviderOptions) {
     this.#clock = options.clock;
@@ -63,7 +75,7 @@ export class SandboxCardProvider implements CardProvider {
   }
 
   async issue(request: { bin: string; country: string }): Promise<IssuedCard> {
-    this.#maybeFail('issue');
+    this.#record({ operation: 'issue' });
     const partial = request.bin + Array.from({ length: 9 }, () => randomInt(10)).join('');
     const now = this.#clock.now();
     const month = String(now.getUTCMonth() + 1).padStart(2, '0');
@@ -77,23 +89,26 @@ export class SandboxCardProvider implements CardProvider {
     };
   }
 
-  async freeze(): Promise<void> {
-    this.#maybeFail('freeze');
+  async freeze(providerCardId: string): Promise<void> {
+    this.#record({ operation: 'freeze', providerCardId });
   }
-  async unfreeze(): Promise<void> {
-    this.#maybeFail('unfreeze');
+  async unfreeze(providerCardId: string): Promise<void> {
+    this.#record({ operation: 'unfreeze', providerCardId });
   }
-  async terminate(): Promise<void> {
-    this.#maybeFail('terminate');
+  async terminate(providerCardId: string): Promise<void> {
+    this.#record({ operation: 'terminate', providerCardId });
   }
-  async withdraw(): Promise<void> {
-    this.#maybeFail('withdraw');
+  async withdraw(providerCardId: string, amount: Cents): Promise<void> {
+    this.#record({ operation: 'withdraw', providerCardId, amount });
   }
 
-  #maybeFail(operation: ProviderOperation): void {
-    const message = this.#failures.get(operation);
+  /** Records the call, failing it when `failNext` asked for that. */
+  #record(call: Omit<ProviderCall, 'ok'>): void {
+    const message = this.#failures.get(call.operation);
+    if (this.calls.length >= REMEMBERED_CALLS) this.calls.shift();
+    this.calls.push({ ...call, ok: message === undefined });
     if (message === undefined) return;
-    this.#failures.delete(operation);
+    this.#failures.delete(call.operation);
     throw new ProviderError(message);
   }
 }

@@ -274,6 +274,26 @@ for (const dialect of dialects()) {
       assert.equal((await t.core.freeze(alice.caller, card.id)).status, 'frozen');
     });
 
+    test('freeze, unfreeze, withdrawal and closure are applied at the provider, for the card\'s provider id', async (ctx) => {
+      const t = await useCore(ctx, dialect);
+      const alice = await newCustomer(t, 100_000);
+      const card = await newCard(t, alice);
+      const { provider_card_id: providerCardId } = await t.database.db.selectFrom('cards').select('provider_card_id').where('id', '=', card.id).executeTakeFirstOrThrow();
+      const from = t.provider.calls.length;
+      await t.core.topup(alice.caller, card.id, { amount: 5_000 });
+      await t.core.freeze(alice.caller, card.id);
+      await t.core.unfreeze(alice.caller, card.id);
+      await t.core.withdraw(alice.caller, card.id, { amount: 1_000 });
+      t.clock.advance(15 * MINUTE);
+      await t.core.close(alice.caller, card.id);
+      assert.deepEqual(t.provider.calls.slice(from), [
+        { operation: 'freeze', providerCardId, ok: true },
+        { operation: 'unfreeze', providerCardId, ok: true },
+        { operation: 'withdraw', providerCardId, amount: 1_000, ok: true },
+        { operation: 'terminate', providerCardId, ok: true },
+      ]);
+    });
+
     test('a freeze the provider fails leaves the card active', async (ctx) => {
       const t = await useCore(ctx, dialect);
       const alice = await newCustomer(t);
