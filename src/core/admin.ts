@@ -306,7 +306,11 @@ export function createAdminService({ db, clock }: CoreDeps) {
       const card = await cardById(cardId);
       if (card.provider_ready) throw new AdminError('The card is already issued');
       const providerCardId = `sbx_${randomUUID()}`;
-      await db.updateTable('cards').set({ provider_card_id: providerCardId, provider_ready: 1, updated_at: now() }).where('id', '=', cardId).execute();
+      await db.transaction().execute(async (trx) => {
+        await trx.updateTable('cards').set({ provider_card_id: providerCardId, provider_ready: 1, updated_at: now() }).where('id', '=', cardId).execute();
+        // E-mails that arrived under the temporary id now belong to the real one.
+        await trx.updateTable('sandbox_mailbox').set({ provider_card_id: providerCardId }).where('provider_card_id', '=', card.provider_card_id).execute();
+      });
       return providerCardId;
     },
 

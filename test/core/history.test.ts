@@ -127,6 +127,15 @@ for (const dialect of dialects()) {
       await assertRefused(t.core.requestOtp(alice.caller, card.id), 'NO_OTP', 'No OTP found for this card');
     });
 
+    test('an OTP e-mail that arrived while the card carried a temporary id is found once it is issued', async (ctx) => {
+      const t = await useCore(ctx, dialect, { asyncIssue: true });
+      const alice = await newCustomer(t);
+      const card = await newCard(t, alice);
+      const { code } = await t.admin.simulateOtpEmail(card.id);
+      await t.admin.completeIssuance(card.id);
+      assert.equal((await t.core.requestOtp(alice.caller, card.id)).cardInfo.otpCode, code);
+    });
+
     test('an OTP request that fails while keeping the code leaves the e-mail in the mailbox', async (ctx) => {
       if (dialect !== 'sqlite') return ctx.skip('a failing insert is staged with a SQLite trigger');
       const t = await useCore(ctx, dialect);
