@@ -12,6 +12,23 @@ const IDEMPOTENCY_KEY = {
   schema: { type: 'string', minLength: 1, maxLength: 255 },
 };
 
+type Operation = { parameters?: unknown[]; requestBody?: { required?: boolean; content?: Record<string, { schema?: { anyOf?: { type?: string }[] } }> } };
+
+/**
+ * A body that may be null (the endpoints that take none, or `{}`) is optional in the document, as the
+ * server treats it; the generator marks every body required.
+ */
+export function withOptionalEmptyBodies<T extends object>(document: T): T {
+  const doc = document as T & { paths?: Record<string, Record<string, Operation>> };
+  for (const operations of Object.values(doc.paths ?? {})) {
+    for (const operation of Object.values(operations)) {
+      const schema = operation.requestBody?.content?.['application/json']?.schema;
+      if (schema?.anyOf?.some((s) => s.type === 'null')) operation.requestBody!.required = false;
+    }
+  }
+  return doc;
+}
+
 /** Documents the `Idempotency-Key` header on every POST operation. */
 export function withIdempotencyHeader<T extends object>(document: T): T {
   const doc = structuredClone(document) as T & OpenApiDocument;

@@ -13,7 +13,7 @@ import { failure } from './envelope.js';
 import { clientErrorResponder, installErrorHandling, parseJsonBody } from './http-errors.js';
 import { installIdempotency } from './idempotency.js';
 import { createIdempotencyStore } from './idempotency-store.js';
-import { withIdempotencyHeader } from './openapi.js';
+import { withIdempotencyHeader, withOptionalEmptyBodies } from './openapi.js';
 import { installMetrics } from './metrics.js';
 import { cardRoutes } from './routes/cards.js';
 import { catalogueRoutes } from './routes/catalogue.js';
@@ -126,7 +126,7 @@ export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
     );
     let document: object | undefined;
     routes.get('/api/v1/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => {
-      document ??= withIdempotencyHeader(app.swagger());
+      document ??= withOptionalEmptyBodies(withIdempotencyHeader(app.swagger()));
       return document;
     });
   });

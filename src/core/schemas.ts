@@ -15,6 +15,7 @@ export function createInputSchemas(settings: CoreSettings) {
       .min(toAmount(opts.min), { error: opts.minText })
       .max(toAmount(opts.max), { error: opts.maxText })
       .refine(hasAtMostTwoDecimals, { error: 'Amount must have at most 2 decimal places' })
+      .meta({ multipleOf: 0.01 })
       .transform((value) => toCents(value) as Cents);
 
   const topup = z.strictObject({
@@ -75,8 +76,8 @@ export function createInputSchemas(settings: CoreSettings) {
       );
 
   const transactionsQuery = z.strictObject({
-    page: wholeNumber('page', 1, 1_000_000).optional(),
-    limit: wholeNumber('limit', 1, settings.pageSizeMax).optional(),
+    page: wholeNumber('page', 1, 1_000_000).optional().describe('Page number, 1 to 1000000; default 1'),
+    limit: wholeNumber('limit', 1, settings.pageSizeMax).optional().describe(`Items per page, 1 to ${settings.pageSizeMax}; default ${settings.pageSizeDefault}`),
     card_id: z.string({ error: 'card_id must be given once' }).optional(),
   });
 

@@ -275,6 +275,11 @@ describe('the extensions outside the spec', () => {
     assert.deepEqual(r.body.components.securitySchemes.bearerAuth, { type: 'http', scheme: 'bearer' });
     assert.deepEqual(r.body.paths['/api/v1/cards'].get.tags, ['extension']);
     assert.ok(topup.parameters.some((p: { name: string; in: string }) => p.name === 'Idempotency-Key' && p.in === 'header'));
+    assert.equal(schema.properties.amount.multipleOf, 0.01);
+    assert.equal(topup.requestBody.required, true);
+    assert.equal(r.body.paths['/api/v1/cards/{id}/freeze'].patch.requestBody.required, false, 'endpoints without a body take none');
+    const limit = r.body.paths['/api/v1/cards/transactions'].get.parameters.find((p: { name: string }) => p.name === 'limit');
+    assert.match(limit.description, /1 to 100; default 20/);
   });
 
   test('GET /metrics exposes request durations in the Prometheus format', async () => {
