@@ -12,6 +12,7 @@ import { BotApiServer } from './helpers/bot-api-server.js';
 // `npm start` as an operator runs it: src/main.ts in its own process, settings from the environment.
 
 const MAIN = fileURLToPath(new URL('../src/main.ts', import.meta.url));
+const API_MAIN = fileURLToPath(new URL('../src/api-main.ts', import.meta.url));
 const TSX = import.meta.resolve('tsx');
 const BOT_TOKEN = '123456:MAIN-test';
 
@@ -24,8 +25,8 @@ interface Started {
 }
 
 /** Runs src/main.ts in a temporary working folder (so no developer's `.env` is read). */
-function startMain(dir: string, env: Record<string, string>): Started {
-  const child = spawn(process.execPath, ['--import', TSX, MAIN], {
+function startMain(dir: string, env: Record<string, string>, script = MAIN): Started {
+  const child = spawn(process.execPath, ['--import', TSX, script], {
     cwd: dir,
     env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -209,6 +210,20 @@ describe('npm start (src/main.ts)', () => {
       assert.equal(server.calls.slice(mark).length, 0);
     } finally {
       main.child.kill('SIGINT');
+    }
+    assert.equal(await main.exited, 0);
+  });
+
+  it('npm run api serves the HTTP API alone, even with a bot token set', async () => {
+    const dir = folder();
+    const mark = server.mark();
+    const main = startMain(dir, { ...baseEnv(dir), HTTP_PORT: '0' }, API_MAIN);
+    try {
+      const listening = await main.waitForLog('HTTP API listening');
+      assert.equal((await fetch(`${listening.url}/livez`)).status, 200);
+      assert.equal(server.calls.slice(mark).length, 0, 'the bot never called Telegram');
+    } finally {
+      main.child.kill('SIGTERM');
     }
     assert.equal(await main.exited, 0);
   });

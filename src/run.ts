@@ -1,0 +1,84 @@
+import { startHttpApi, type RunningHttpApi } from './api/start.js';
+import { startBot, startWebhookBot, type BotDeps, type RunningBot } from './bot/index.js';
+import { startCoreFromConfig, type CoreRuntime } from './compose.js';
+import { ConfigError, loadConfig, requireBotToken, type Config } from './config.js';
+import { loadDotEnv } from './env.js';
+import { createLogger, type Logger } from './logger.js';
+import { stopOnSignals } from './shutdown.js';
+
+
+function botDeps(runtime: CoreRuntime, config: Config, token: string, logger: Logger): BotDeps {
+  return {
+    core: runtime.core,
+    db: runtime.database.db,
+    clock: runtime.clock,
+    logger: logger.child({ component: 'bot' }),
+    config: {
+      token,
+      apiRoot: config.TELEGRAM_API_ROOT,
+      sensitiveTtlSeconds: config.SENSITIVE_TTL_SECONDS,
+      otpTtlSeconds: config.OTP_TTL_SECONDS,
+      adminChatId: config.ADMIN_CHAT_ID,
+    },
+  };
+}
+
+/** Starts what the settings ask for; whatever started is stopped again by the returned function. */
+async function start(config: Config, logger: Logger): Promise<() => Promise<void>> {
+  const token = config.BOT_ENABLED ? requireBotToken(config) : undefined;
+  const runtime = await startCoreFromConfig(config, logger);
+  let api: RunningHttpApi | undefined;
+  let bot: RunningBot | undefined;
+  // In-flight work first (HTTP requests and webhook updates, then polled updates), the database last.
+  const stop = async () => {
+    await api?.close();
+    await bot?.stop();
+    await runtime.close();
+  };
+  try {
+    if (token !== undefined && config.BOT_MODE === 'webhook') {
+      const url = config.WEBHOOK_URL!;
+      bot = await startWebhookBot(botDeps(runtime, config, token, logger), {
+        url,
+        secretToken: config.WEBHOOK_SECRET!,
+        serve: async (handler) => {
+          api = await startHttpApi(runtime, config, logger, (app) => {
+            app.post(new URL(url).pathname, { config: { public: true }, bodyLimit: 1_048_576, schema: { hide: true } }, handler);
+          });
+        },
+      });
+      logger.info({ path: new URL(url).pathname }, 'bot serving its webhook');
+    } else {
+      if (config.HTTP_ENABLED) api = await startHttpApi(runtime, config, logger);
+      if (token !== undefined) bot = await startBot(botDeps(runtime, config, token, logger));
+    }
+  } catch (error) {
+    await stop().catch(() => undefined);
+    throw error;
+  }
+  return stop;
+}
+
+/**
+ * Runs the service as the settings say until a signal stops it: `npm start` (the bot and the HTTP API)
+ * and `npm run api` (`BOT_ENABLED=false`) both come here. A bad setting exits with 2, a failed start with 1.
+ */
+export async function runService(overrides: NodeJS.ProcessEnv = {}): Promise<void> {
+  loadDotEnv();
+  let config: Config;
+  try {
+    config = loadConfig({ ...process.env, ...overrides });
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    console.error(error.message);
+    process.exit(2);
+  }
+  const logger = createLogger(config.LOG_LEVEL);
+  try {
+    stopOnSignals(await start(config, logger), logger);
+  } catch (error) {
+    if (error instanceof ConfigError) logger.fatal(error.message);
+    else logger.fatal({ err: error }, 'Could not start');
+    process.exit(1);
+  }
+}
