@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import fastifySwagger from '@fastify/swagger';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
 import { jsonSchemaTransform, type ZodTypeProvider } from 'fastify-type-provider-zod';
-import type { z } from 'zod';
+import { z } from 'zod';
 import type { Clock } from '../core/clock.js';
 import { validationError } from '../core/schemas.js';
 import type { CardService } from '../core/service.js';
@@ -33,6 +33,7 @@ export interface HttpServerDeps {
 }
 
 const DAY_SECONDS = 86_400;
+const noQuery = z.strictObject({});
 const PURGE_INTERVAL_MS = 3_600_000;
 
 /**
@@ -83,6 +84,10 @@ export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
     }
   });
 
+  // A route that declares no query parameters takes none: unknown ones are refused like unknown body fields.
+  app.addHook('onRoute', (route) => {
+    if (route.schema && !route.schema.querystring && route.config?.public !== true) route.schema = { ...route.schema, querystring: noQuery };
+  });
   installErrorHandling(app, clock, logger);
   installAuthentication(app, core);
   const idempotency = createIdempotencyStore(deps.db, deps.idempotencyTtlSeconds ?? DAY_SECONDS);

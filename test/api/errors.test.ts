@@ -395,6 +395,9 @@ describe('bad input never reaches the core and changes nothing', () => {
     const twice = await api.call('GET', `/api/v1/cards/transactions?card_id=${cardId}&card_id=${cardId}`, { token: alice.token });
     assert.deepEqual(twice.body.error.map((i: { message: string }) => i.message), ['card_id must be given once']);
     for (const r of [page, twice]) assert.ok(!/Invalid input:|expected|received/.test(r.text), r.text);
+    const unknownQuery = await api.call('GET', '/api/v1/wallet/balance?verbose=1', { token: alice.token });
+    assert.equal(unknownQuery.status, 400);
+    assert.deepEqual(unknownQuery.body.error, [{ code: 'unrecognized_keys', message: 'Unknown field: verbose', path: ['verbose'] }]);
   });
 
   test('HTTP that cannot be parsed is answered with an envelope too (400, 431), never the framework\'s body', async () => {
