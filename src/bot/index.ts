@@ -2,7 +2,7 @@ import { autoRetry } from '@grammyjs/auto-retry';
 import { conversations, createConversation } from '@grammyjs/conversations';
 import { limit } from '@grammyjs/ratelimiter';
 import { run, sequentialize } from '@grammyjs/runner';
-import { Bot, Composer, webhookCallback, type Middleware } from 'grammy';
+import { Bot, Composer, Context, webhookCallback, type Middleware } from 'grammy';
 import type { UserFromGetMe } from 'grammy/types';
 import type { BotContext, ConversationContext } from './context.js';
 import { closeConversation } from './conversations/close.js';
@@ -55,13 +55,18 @@ class InFlight {
   }
 }
 
-/** First on every update, in one layer: counted for shutdown, and a logger made only when used. */
-function plumbing(inFlight: InFlight, logger: BotDeps['logger']): Middleware<BotContext> {
-  return (ctx, next) => {
-    let child: BotDeps['logger'] | undefined;
-    // A child logger carrying the update id, made only when something is logged.
-    Object.defineProperty(ctx, 'logger', { get: () => (child ??= logger.child({ updateId: ctx.update.update_id })), configurable: true });
-    return inFlight.track(next);
+/**
+ * Contexts whose `logger` is a child carrying the update id, made only when something is logged. A
+ * getter on the class, not a property defined on each context: that made every context slower to use.
+ */
+function contextWithLogger(logger: BotDeps['logger']) {
+  const children = new WeakMap<Context, BotDeps['logger']>();
+  return class extends Context {
+    get logger(): BotDeps['logger'] {
+      let child = children.get(this);
+      if (!child) children.set(this, (child = logger.child({ updateId: this.update.update_id })));
+      return child;
+    }
   };
 }
 
@@ -75,7 +80,11 @@ function plumbing(inFlight: InFlight, logger: BotDeps['logger']): Middleware<Bot
  */
 export function createBot(deps: BotDeps, options: { botInfo?: UserFromGetMe; fetch?: typeof fetch } = {}): Bot<BotContext> {
   const client = { apiRoot: deps.config.apiRoot, ...(options.fetch ? { fetch: options.fetch } : {}) };
-  const bot = new Bot<BotContext>(deps.config.token, { botInfo: options.botInfo, client });
+  const bot = new Bot<BotContext>(deps.config.token, {
+    botInfo: options.botInfo,
+    client,
+    ContextConstructor: contextWithLogger(deps.logger) as unknown as new (...args: ConstructorParameters<typeof Context>) => BotContext,
+  });
   bot.api.config.use(autoRetry({ maxRetryAttempts: 3, maxDelaySeconds: 30 }));
   // Remembers which buttons were answered (menus and conversations answer by themselves), so an
   // error is never answered a second time, which Telegram would reject.
@@ -100,7 +109,7 @@ export function createBot(deps: BotDeps, options: { botInfo?: UserFromGetMe; fet
 
   const inFlight = new InFlight();
   inFlightOf.set(bot, inFlight);
-  bot.use(plumbing(inFlight, deps.logger));
+  bot.use((_ctx, next) => inFlight.track(next));
   // Per chat, one update at a time; before conversations and menus.
   bot.use(sequentialize((ctx: BotContext) => ctx.chat?.id.toString()));
   bot.use(translations(i18n));
