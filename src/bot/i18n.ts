@@ -31,13 +31,13 @@ export function createI18n<C extends Context>(): I18n<C & I18nFlavor> {
 }
 
 /**
- * Puts `ctx.t` on each update in the user's locale, from the texts loaded by `createI18n`. Texts
- * without variables are remembered per locale; the plugin's own middleware negotiated the locale
- * and the Fluent bundle anew on every call, which was most of the cost of drawing a menu.
+ * Translators per locale, from the texts loaded by `createI18n`. Texts without variables are
+ * remembered per locale; the plugin's own middleware negotiated the locale and the Fluent bundle anew
+ * on every call, which was most of the cost of drawing a menu.
  */
-export function translations<C extends Context & I18nFlavor>(i18n: I18n<C>) {
+export function createTranslators<C extends Context & I18nFlavor>(i18n: I18n<C>): (locale: string) => C['t'] {
   const translators = new Map<string, C['t']>();
-  const translatorFor = (locale: string): C['t'] => {
+  return (locale) => {
     let t = translators.get(locale);
     if (!t) {
       const memo = new Map<string, string>();
@@ -51,6 +51,11 @@ export function translations<C extends Context & I18nFlavor>(i18n: I18n<C>) {
     }
     return t;
   };
+}
+
+/** Puts `ctx.t` on each update in the user's locale (for contexts made by plugins, such as conversations). */
+export function translations<C extends Context & I18nFlavor>(i18n: I18n<C>) {
+  const translatorFor = createTranslators(i18n);
   return (ctx: C, next: () => Promise<void>) => {
     const t = translatorFor(localeOf(ctx));
     ctx.t = t;

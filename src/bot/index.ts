@@ -18,7 +18,7 @@ import { groupFeature } from './features/group.js';
 import { callerMiddleware, linkFeature, requireLinked } from './features/link.js';
 import { createMainMenu, menuFeature } from './features/menu.js';
 import { unhandledFeature } from './features/unhandled.js';
-import { createI18n, translations } from './i18n.js';
+import { createI18n, createTranslators, localeOf, translations } from './i18n.js';
 import { startOutboxLoop } from './outbox.js';
 import { botTables, LinkCache } from './repository.js';
 import type { BotDeps, Services } from './services.js';
@@ -59,13 +59,20 @@ class InFlight {
  * Contexts whose `logger` is a child carrying the update id, made only when something is logged. A
  * getter on the class, not a property defined on each context: that made every context slower to use.
  */
-function contextWithLogger(logger: BotDeps['logger']) {
+function contextClass(logger: BotDeps['logger'], translatorFor: (locale: string) => BotContext['t']) {
   const children = new WeakMap<Context, BotDeps['logger']>();
   return class extends Context {
     get logger(): BotDeps['logger'] {
       let child = children.get(this);
       if (!child) children.set(this, (child = logger.child({ updateId: this.update.update_id })));
       return child;
+    }
+    /** Texts in the user's language (English unless their Telegram is in Russian). */
+    get t(): BotContext['t'] {
+      return translatorFor(localeOf(this));
+    }
+    get translate(): BotContext['t'] {
+      return this.t;
     }
   };
 }
@@ -80,10 +87,11 @@ function contextWithLogger(logger: BotDeps['logger']) {
  */
 export function createBot(deps: BotDeps, options: { botInfo?: UserFromGetMe; fetch?: typeof fetch } = {}): Bot<BotContext> {
   const client = { apiRoot: deps.config.apiRoot, ...(options.fetch ? { fetch: options.fetch } : {}) };
+  const i18n = createI18n<BotContext>();
   const bot = new Bot<BotContext>(deps.config.token, {
     botInfo: options.botInfo,
     client,
-    ContextConstructor: contextWithLogger(deps.logger) as unknown as new (...args: ConstructorParameters<typeof Context>) => BotContext,
+    ContextConstructor: contextClass(deps.logger, createTranslators(i18n)) as unknown as new (...args: ConstructorParameters<typeof Context>) => BotContext,
   });
   bot.api.config.use(autoRetry({ maxRetryAttempts: 3, maxDelaySeconds: 30 }));
   // Remembers which buttons were answered (menus and conversations answer by themselves), so an
@@ -91,7 +99,6 @@ export function createBot(deps: BotDeps, options: { botInfo?: UserFromGetMe; fet
   const answered = new AnsweredCallbacks();
   bot.api.config.use(answered.transformer);
 
-  const i18n = createI18n<BotContext>();
   const db = botTables(deps.db);
   // `wakeDeletions` does nothing until the background jobs start (`startBackgroundJobs`).
   const s: Services = { ...deps, db, links: new LinkCache(db), i18n, answered, wakeDeletions: () => {} };
@@ -112,7 +119,6 @@ export function createBot(deps: BotDeps, options: { botInfo?: UserFromGetMe; fet
   bot.use((_ctx, next) => inFlight.track(next));
   // Per chat, one update at a time; before conversations and menus.
   bot.use(sequentialize((ctx: BotContext) => ctx.chat?.id.toString()));
-  bot.use(translations(i18n));
   if (deps.config.rateLimit !== false) {
     const rate = deps.config.rateLimit ?? { timeFrameMs: 3000, limit: 10 };
     bot.use(limit({ timeFrame: rate.timeFrameMs, limit: rate.limit, onLimitExceeded: tooFast }));
