@@ -5,10 +5,7 @@ import { run, sequentialize } from '@grammyjs/runner';
 import { Bot, Composer, Context, webhookCallback, type Middleware } from 'grammy';
 import type { UserFromGetMe } from 'grammy/types';
 import type { BotContext, ConversationContext } from './context.js';
-import { closeConversation } from './conversations/close.js';
-import { createCardConversation } from './conversations/create-card.js';
-import { topupConversation } from './conversations/topup.js';
-import { withdrawConversation } from './conversations/withdraw.js';
+import { flowsConversation } from './conversations/flows.js';
 import { startDeletionLoop, type Loop } from './deletions.js';
 import { adminReporter, AnsweredCallbacks, handleBotError } from './error-boundary.js';
 import { loggableError } from './log-safe.js';
@@ -129,18 +126,15 @@ export function createBot(deps: BotDeps, options: { botInfo?: UserFromGetMe; fet
   guarded.branch((ctx) => ctx.chat?.type === 'private', chat, groupFeature());
   chat.use(
     conversations<BotContext, ConversationContext>({
-      storage: { type: 'key', adapter: kvStorage(s.db, deps.clock, 'conversation:'), getStorageKey: (ctx) => ctx.chat?.id.toString() },
+      // Version 1: the flows as one conversation; state kept under the earlier layout is dropped.
+      storage: { type: 'key', version: 1, adapter: kvStorage(s.db, deps.clock, 'conversation:'), getStorageKey: (ctx) => ctx.chat?.id.toString() },
     }),
   );
   chat.use(callerMiddleware(s));
   chat.use(cancelFeature());
   chat.use(requireLinked());
   // Flows time out in their own waits (conversations/kit.ts), which say so to the user.
-  const flow = { plugins: inConversation };
-  chat.use(createConversation(topupConversation(s), { id: 'topup', ...flow }));
-  chat.use(createConversation(withdrawConversation(s), { id: 'withdraw', ...flow }));
-  chat.use(createConversation(closeConversation(s), { id: 'close', ...flow }));
-  chat.use(createConversation(createCardConversation(s), { id: 'createCard', ...flow }));
+  chat.use(createConversation(flowsConversation(s), { id: 'flow', plugins: inConversation }));
   chat.use(mainMenu);
   chat.use(linkFeature(s, mainMenu));
   chat.use(menuFeature(s, mainMenu));

@@ -1,6 +1,7 @@
 import type { InlineKeyboard } from 'grammy';
 import type { Caller } from '../core/views.js';
 import type { BotContext } from './context.js';
+import type { FlowName } from './conversations/flows.js';
 import { cardView, money, transactionLine } from './format.js';
 import { cardKeyboard, cardListKeyboard, pagerKeyboard } from './keyboards.js';
 import type { Services } from './services.js';
@@ -62,7 +63,7 @@ export async function show(ctx: BotContext, screen: Screen, mode: 'edit' | 'repl
 }
 
 /** Starts a guided flow; one already running in the chat is left first (the user changed course). */
-export async function enterFlow(ctx: BotContext, id: 'topup' | 'withdraw' | 'close' | 'createCard', ...args: unknown[]): Promise<void> {
+export async function enterFlow(ctx: BotContext, name: FlowName, ...args: unknown[]): Promise<void> {
   await ctx.conversation.exitAll();
-  await ctx.conversation.enter(id, ...args);
+  await ctx.conversation.enter('flow', name, ...args);
 }
