@@ -3,6 +3,7 @@ import { startBot, startWebhookBot, type BotDeps, type RunningBot } from './bot/
 import { startCoreFromConfig, type CoreRuntime } from './compose.js';
 import { ConfigError, loadConfig, requireBotToken, type Config } from './config.js';
 import { loadDotEnv } from './env.js';
+import { loggableError } from './log-safe.js';
 import { createLogger, type Logger } from './logger.js';
 import { stopOnSignals } from './shutdown.js';
 
@@ -78,7 +79,7 @@ export async function runService(overrides: NodeJS.ProcessEnv = {}): Promise<voi
     stopOnSignals(await start(config, logger), logger);
   } catch (error) {
     if (error instanceof ConfigError) logger.fatal(error.message);
-    else logger.fatal({ err: error }, 'Could not start');
+    else logger.fatal({ err: loggableError(error) }, 'Could not start');
     process.exit(1);
   }
 }

@@ -1,3 +1,4 @@
+import { loggableError } from './log-safe.js';
 import type { Logger } from './logger.js';
 
 const SHUTDOWN_LIMIT_MS = 15_000;
@@ -22,7 +23,7 @@ export function stopOnSignals(stop: () => Promise<void>, logger: Logger): void {
       logger.info('Stopped');
       process.exit(0);
     } catch (error) {
-      logger.error({ err: error }, 'Shutdown failed');
+      logger.error({ err: loggableError(error) }, 'Shutdown failed');
       process.exit(1);
     }
   };

@@ -227,4 +227,13 @@ describe('npm start (src/main.ts)', () => {
     }
     assert.equal(await main.exited, 0);
   });
+
+  it('a start Telegram refuses exits 1 and never logs the bot token', async () => {
+    const dir = folder();
+    // Every call under this root is answered 404, as Telegram answers a bad root.
+    const main = startMain(dir, { ...baseEnv(dir), TELEGRAM_API_ROOT: `${apiRoot}/nowhere`, HTTP_ENABLED: 'false' });
+    assert.equal(await main.exited, 1);
+    assert.match(main.output(), /Could not start/);
+    assert.ok(!main.output().includes(BOT_TOKEN.split(':')[1]!), main.output());
+  });
 });

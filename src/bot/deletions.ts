@@ -1,7 +1,7 @@
 import { GrammyError, type Api } from 'grammy';
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../logger.js';
-import { loggableError } from './log-safe.js';
+import { loggableError } from '../log-safe.js';
 import { dueDeletions, forgetDeletion, nextDeletionDue, type BotDb } from './repository.js';
 
 export interface Loop {

@@ -3,7 +3,7 @@ import type { Report } from './deletions.js';
 import { isCardServiceError } from '../core/errors.js';
 import type { BotContext } from './context.js';
 import { refusalText, toRefusal } from './errors.js';
-import { loggableError } from './log-safe.js';
+import { loggableError } from '../log-safe.js';
 import type { Services } from './services.js';
 
 /**

@@ -8,7 +8,7 @@ import type { BotContext, ConversationContext } from './context.js';
 import { flowsConversation } from './conversations/flows.js';
 import { startDeletionLoop, type Loop } from './deletions.js';
 import { adminReporter, AnsweredCallbacks, handleBotError } from './error-boundary.js';
-import { loggableError } from './log-safe.js';
+import { loggableError } from '../log-safe.js';
 import { cancelFeature } from './features/cancel.js';
 import { cardsFeature } from './features/cards.js';
 import { groupFeature } from './features/group.js';

@@ -1,6 +1,6 @@
 import type { I18n } from '@grammyjs/i18n';
 import { GrammyError, type Api } from 'grammy';
-import { loggableError } from './log-safe.js';
+import { loggableError } from '../log-safe.js';
 import type { CoreEvent } from '../core/events.js';
 import { money } from './format.js';
 import { alertKeyboard } from './keyboards.js';

@@ -3,7 +3,7 @@ import { isCardServiceError } from '../../core/errors.js';
 import { hashToken, isApiTokenShaped } from '../../core/secrets.js';
 import type { BotContext } from '../context.js';
 import { localeOf } from '../i18n.js';
-import { loggableError } from '../log-safe.js';
+import { loggableError } from '../../log-safe.js';
 import { chatLocaleKey, writeKv } from '../repository.js';
 import type { Services } from '../services.js';
 import { mainMenuText, type MainMenu } from './menu.js';

@@ -2,7 +2,8 @@ import { GrammyError, HttpError } from 'grammy';
 
 /**
  * An error as it may be logged. A failed Bot API call carries its request payload (which can hold
- * card details or an OTP); only the method, code and description are kept from it.
+ * card details, an OTP or the webhook secret) and a network failure the request URL (which holds the
+ * bot token); only the method, code, description and grammY's own message are kept from them.
  */
 export function loggableError(error: unknown): Record<string, unknown> {
   if (error instanceof GrammyError) {
