@@ -8,7 +8,7 @@ import { createAccount, postJournal, SYSTEM_ACCOUNTS, systemAccountId } from './
 import { maskPan } from './luhn.js';
 import { percentOf, type Cents } from './money.js';
 import { ProviderError } from './provider.js';
-import { createInputGuards, type CreateCardInput } from './schemas.js';
+import { inputGuards, type CreateCardInput } from './schemas.js';
 import {
   toCard,
   type Caller,
@@ -20,7 +20,7 @@ import {
 } from './views.js';
 
 export function createCardOperations({ db, clock, provider, cipher, settings }: CoreDeps) {
-  const guard = createInputGuards(settings);
+  const guard = inputGuards(settings);
   /** A coupon that can be redeemed now (read only); refuses an unusable one with its reason. */
   async function usableCoupon(ex: Executor, couponId: string, now: Date) {
     const coupon = await ex.selectFrom('coupons').selectAll().where('id', '=', couponId).executeTakeFirst();

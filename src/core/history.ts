@@ -4,7 +4,7 @@ import type { Executor } from '../db/schema.js';
 import { findOwnedCard, isUuid, selectCards } from './card-queries.js';
 import type { CoreDeps } from './deps.js';
 import { CardServiceError } from './errors.js';
-import { createInputGuards, type TransactionsQuery } from './schemas.js';
+import { inputGuards, type TransactionsQuery } from './schemas.js';
 import {
   toCardOtp,
   toCardTransaction,
@@ -26,7 +26,7 @@ const walletOf = compiledOnce(1, (ex, accountId: number) =>
 
 /** What happened on the caller's cards and wallet: statements, OTPs, the balance. */
 export function createHistoryOperations({ db, mailbox, settings, clock }: CoreDeps) {
-  const guard = createInputGuards(settings);
+  const guard = inputGuards(settings);
   /** A card by its UUID or by its small integer number (the OTP list documents an integer id). */
   async function findOwnedCardByReference(ex: Executor, caller: Caller, reference: string): Promise<CardWithBalance> {
     if (reference.trim() === '') throw new CardServiceError('CARD_ID_REQUIRED');

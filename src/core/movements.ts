@@ -16,7 +16,7 @@ import { CardServiceError, refuse, type Refusal } from './errors.js';
 import { platformFeeFor } from './fees.js';
 import { postJournal, SYSTEM_ACCOUNTS, systemAccountId } from './ledger.js';
 import { ProviderError } from './provider.js';
-import { createInputGuards, type AmountInput } from './schemas.js';
+import { inputGuards, type AmountInput } from './schemas.js';
 import type { Caller, TopupQuote, TopupResult, WithdrawResult } from './views.js';
 
 // The top-up's own statements, compiled once (the hot path of the service).
@@ -40,7 +40,7 @@ const addToDeposit = compiledOnce(3, (trx, amount: number, at: string, cardId: s
 /** Money between the wallet and a card: top-ups (with their quote) and withdrawals. */
 export function createMovementOperations({ db, clock, provider, settings }: CoreDeps) {
   let revenueAccount: number | undefined;
-  const guard = createInputGuards(settings);
+  const guard = inputGuards(settings);
 
   return {
     /** What a top-up would cost, without attempting it (a quote starts no cooldown). */

@@ -140,19 +140,38 @@ export function parseInput<S extends z.ZodType>(schema: S, raw: unknown): z.outp
 
 /**
  * The core re-checks what the edges parse, so a caller that skips the schemas (a script, a new edge)
- * still cannot pass a limit: amounts in cents, creation input and paging, as the schemas would refuse them.
+ * still cannot pass a limit. In-range integers pass at once; anything else is parsed with the same
+ * schemas for the spec's refusal. One set per settings object.
  */
-export function createInputGuards(settings: CoreSettings) {
+export function inputGuards(settings: CoreSettings) {
+  let guards = guardsBySettings.get(settings);
+  if (!guards) guardsBySettings.set(settings, (guards = createInputGuards(settings)));
+  return guards;
+}
+
+const guardsBySettings = new WeakMap<CoreSettings, ReturnType<typeof createInputGuards>>();
+
+function createInputGuards(settings: CoreSettings) {
   const schemas = createInputSchemas(settings);
+  const within = (value: number | undefined, min: number, max: number) => value === undefined || (Number.isSafeInteger(value) && value >= min && value <= max);
   return {
-    topup: (amount: Cents) => void parseInput(schemas.topup, { amount: toAmount(amount) }),
-    withdraw: (amount: Cents) => void parseInput(schemas.withdraw, { amount: toAmount(amount) }),
-    createCard: (input: CreateCardInput) => void parseInput(schemas.createCard, input),
-    transactionsQuery: ({ page, limit, card_id }: TransactionsQuery) =>
-      void parseInput(schemas.transactionsQuery, {
+    schemas,
+    topup(amount: Cents): void {
+      if (!within(amount, settings.topupMin, settings.topupMax)) parseInput(schemas.topup, { amount: toAmount(amount) });
+    },
+    withdraw(amount: Cents): void {
+      if (!within(amount, settings.withdrawMin, settings.withdrawMax)) parseInput(schemas.withdraw, { amount: toAmount(amount) });
+    },
+    createCard(input: CreateCardInput): void {
+      parseInput(schemas.createCard, input);
+    },
+    transactionsQuery({ page, limit, card_id }: TransactionsQuery): void {
+      if (within(page, 1, 1_000_000) && within(limit, 1, settings.pageSizeMax)) return;
+      parseInput(schemas.transactionsQuery, {
         ...(page === undefined ? {} : { page: String(page) }),
         ...(limit === undefined ? {} : { limit: String(limit) }),
         ...(card_id === undefined ? {} : { card_id }),
-      }),
+      });
+    },
   };
 }

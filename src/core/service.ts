@@ -6,7 +6,7 @@ import { CardServiceError } from './errors.js';
 import { createEventOutbox } from './events.js';
 import { createHistoryOperations } from './history.js';
 import { createMovementOperations } from './movements.js';
-import { createInputSchemas } from './schemas.js';
+import { inputGuards } from './schemas.js';
 import { hashToken } from './secrets.js';
 import { toBin, toPlan, type Bin, type Caller, type Health, type Plan } from './views.js';
 
@@ -31,7 +31,7 @@ const callerByTokenHash = compiledOnce(1, (ex, tokenHash: string) =>
 export function createCardService(deps: CoreDeps) {
   const { db, clock, settings } = deps;
   return {
-    schemas: createInputSchemas(settings),
+    schemas: inputGuards(settings).schemas,
     settings,
     events: createEventOutbox(db),
     ...createCardOperations(deps),

@@ -1,22 +1,20 @@
+import { InlineKeyboard } from 'grammy';
 import type { CreateCardInput } from '../../core/schemas.js';
 import type { CreationQuote } from '../../core/views.js';
 import type { ConversationContext } from '../context.js';
+import { conversationButton } from '../callback-data.js';
 import { refusalText } from '../errors.js';
 import { cardView, money } from '../format.js';
 import { cardKeyboard } from '../keyboards.js';
 import type { Services } from '../services.js';
-import { call, confirm, isTypedAnswer, issueText, pick, sayRefusal, waitFor, waitForText, type Convo } from './kit.js';
-
-const SKIP = '-';
+import { buttonOf, call, confirm, isTypedAnswer, issueText, newNonce, pick, sayRefusal, waitFor, waitForText, type Convo } from './kit.js';
 
 /** A typed coupon code, or undefined when Skip is tapped. */
 async function askCoupon(conversation: Convo, s: Services, ctx: ConversationContext, prompt: string): Promise<string | undefined> {
-  const nonce = await conversation.external(() => Math.random().toString(36).slice(2, 10));
-  await ctx.reply(prompt, {
-    reply_markup: { inline_keyboard: [[{ text: ctx.t('btn-skip'), callback_data: `v:${nonce}:${SKIP}` }]] },
-  });
-  const skip = `v:${nonce}:${SKIP}`;
-  const reply = await waitFor(conversation, s, (c) => c.callbackQuery?.data === skip || isTypedAnswer(c));
+  const nonce = await newNonce(conversation);
+  await ctx.reply(prompt, { reply_markup: new InlineKeyboard().text(ctx.t('btn-skip'), conversationButton(nonce, 'skip')) });
+  const skipped = buttonOf(nonce);
+  const reply = await waitFor(conversation, s, (c) => skipped(c) || isTypedAnswer(c));
   if (reply.message) return reply.message.text!.trim();
   await reply.answerCallbackQuery();
   await reply.editMessageReplyMarkup({ reply_markup: undefined }).catch(() => undefined);

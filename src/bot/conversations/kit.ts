@@ -80,8 +80,13 @@ export async function askAmount(conversation: Convo, s: Services, schema: ZodTyp
 }
 
 /** Sends buttons with a fresh nonce and waits for one of them; other buttons pass through. */
+/** A fresh nonce for a set of buttons, the same on every replay. */
+export function newNonce(conversation: Convo): Promise<string> {
+  return conversation.external(() => randomUUID().slice(0, 8));
+}
+
 export async function choose(conversation: Convo, s: Services, ctx: ConversationContext, text: string, build: (nonce: string) => InlineKeyboard) {
-  const nonce = await conversation.external(() => randomUUID().slice(0, 8));
+  const nonce = await newNonce(conversation);
   await ctx.reply(text, { reply_markup: build(nonce) });
   const pressed = await waitFor(conversation, s, buttonOf(nonce));
   const choice = parseConversationButton(pressed.callbackQuery!.data!)!.choice;
