@@ -138,8 +138,8 @@ export function createCardOperations({ db, clock, provider, cipher, settings }: 
             currency: bin.currency,
             three_ds: bin.three_ds,
             masked_pan: maskPan(issued.pan),
-            pan_encrypted: cipher.encrypt(issued.pan),
-            cvv_encrypted: cipher.encrypt(issued.cvv),
+            pan_encrypted: cipher.encrypt(issued.pan, `${cardId}:pan`),
+            cvv_encrypted: cipher.encrypt(issued.cvv, `${cardId}:cvv`),
             exp: issued.exp,
             provider_card_id: issued.providerCardId ?? `tmp_${randomUUID()}`,
             provider_ready: issued.providerCardId ? 1 : 0,
@@ -193,8 +193,8 @@ export function createCardOperations({ db, clock, provider, cipher, settings }: 
       const card = await findOwnedCard(db, caller, cardId);
       return {
         id: card.id,
-        pan: cipher.decrypt(card.pan_encrypted),
-        cvv: cipher.decrypt(card.cvv_encrypted),
+        pan: cipher.decrypt(card.pan_encrypted, `${card.id}:pan`),
+        cvv: cipher.decrypt(card.cvv_encrypted, `${card.id}:cvv`),
         exp: card.exp,
         maskedPan: card.masked_pan,
         name: card.name,

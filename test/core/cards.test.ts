@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { luhnCheckDigit } from '../../src/core/luhn.js';
-import { catalogue, newCard, newCustomer, type Customer } from '../helpers/core.js';
+import { catalogue, newCard, newCustomer, TEST_CARD_DATA_KEY, type Customer } from '../helpers/core.js';
 import type { TestCore } from '../helpers/core.js';
 import { dialects, useCore } from './dialects.js';
 import { assertRefused } from './refusals.js';
@@ -222,6 +222,36 @@ for (const dialect of dialects()) {
       const row = await t.database.db.selectFrom('cards').selectAll().where('id', '=', card.id).executeTakeFirstOrThrow();
       assert.ok(!JSON.stringify(row).includes(details.pan));
       assert.notEqual(row.cvv_encrypted, details.cvv);
+    });
+
+    test('encrypted card data is bound to its card and field: copied to another card it does not decrypt', async (ctx) => {
+      const t = await useCore(ctx, dialect);
+      const alice = await newCustomer(t);
+      const first = await newCard(t, alice, 'First');
+      const second = await newCard(t, alice, 'Second');
+      const rowOf = (id: string) => t.database.db.selectFrom('cards').select(['pan_encrypted', 'cvv_encrypted']).where('id', '=', id).executeTakeFirstOrThrow();
+      const stolen = await rowOf(first.id);
+      await t.database.db.updateTable('cards').set({ pan_encrypted: stolen.pan_encrypted }).where('id', '=', second.id).execute();
+      await assert.rejects(t.core.getSensitiveDetails(alice.caller, second.id), /Unsupported state or unable to authenticate data/);
+      await t.database.db.updateTable('cards').set({ pan_encrypted: stolen.cvv_encrypted }).where('id', '=', first.id).execute();
+      await assert.rejects(t.core.getSensitiveDetails(alice.caller, first.id), /Unsupported state or unable to authenticate data/);
+    });
+
+    test('card data sealed before it was bound to its card (v1) still reads', async (ctx) => {
+      const t = await useCore(ctx, dialect);
+      const alice = await newCustomer(t);
+      const card = await newCard(t, alice);
+      const { createCipheriv, randomBytes } = await import('node:crypto');
+      const v1 = (plain: string) => {
+        const iv = randomBytes(12);
+        const cipher = createCipheriv('aes-256-gcm', TEST_CARD_DATA_KEY, iv);
+        const body = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
+        return ['v1', iv.toString('base64'), cipher.getAuthTag().toString('base64'), body.toString('base64')].join('.');
+      };
+      await t.database.db.updateTable('cards').set({ pan_encrypted: v1('4242424242424242'), cvv_encrypted: v1('123') }).where('id', '=', card.id).execute();
+      const details = await t.core.getSensitiveDetails(alice.caller, card.id);
+      assert.equal(details.pan, '4242424242424242');
+      assert.equal(details.cvv, '123');
     });
 
     test('a card reads back with its balance, deposit and billing address', async (ctx) => {
