@@ -42,7 +42,13 @@ function usesErrorField(request: FastifyRequest): boolean {
 }
 
 /** The one place errors become responses: core refusals by code, framework refusals by kind, the rest as 500. */
-export function installErrorHandling(app: FastifyInstance, clock: Clock, logger: Logger): void {
+export function installErrorHandling(
+  app: FastifyInstance,
+  clock: Clock,
+  logger: Logger,
+  /** Counts a request no route took (metrics). */
+  observeUnmatched: (method: string, statusCode: number, seconds: number) => void = () => {},
+): void {
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     const errorField = usesErrorField(request);
     if (isCardServiceError(error)) {
@@ -61,7 +67,10 @@ export function installErrorHandling(app: FastifyInstance, clock: Clock, logger:
     return reply.code(500).header('x-request-id', request.id).send(failure('Internal server error', clock.now(), { errorField }));
   });
 
-  app.setNotFoundHandler((_request, reply) => reply.code(404).send(failure('Route not found', clock.now())));
+  app.setNotFoundHandler((request, reply) => {
+    observeUnmatched(request.method, 404, reply.elapsedTime / 1000);
+    return reply.code(404).send(failure('Route not found', clock.now()));
+  });
 }
 
 /**

@@ -3,7 +3,7 @@ import { collectDefaultMetrics, Histogram, Registry } from 'prom-client';
 import { asArray } from './auth.js';
 
 /** Extension: Prometheus metrics at `GET /metrics` (unauthenticated; keep it off the public network). */
-export function installMetrics(app: FastifyInstance): void {
+export function installMetrics(app: FastifyInstance): { observeUnmatched(method: string, statusCode: number, seconds: number): void } {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const duration = new Histogram({
@@ -33,4 +33,11 @@ export function installMetrics(app: FastifyInstance): void {
   app.get('/metrics', { config: { public: true }, schema: { hide: true } }, async (_request, reply) => {
     return reply.type(registry.contentType).send(await registry.metrics());
   });
+
+  return {
+    /** Requests no route took (unknown paths, URLs the router refused), under the route label `unmatched`. */
+    observeUnmatched(method, statusCode, seconds) {
+      duration.labels({ method, route: 'unmatched', status_code: statusCode }).observe(seconds);
+    },
+  };
 }

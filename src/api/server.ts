@@ -55,12 +55,14 @@ export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
     bodyLimit: deps.bodyLimit ?? 16_384,
     genReqId: () => randomUUID(),
     routerOptions: { maxParamLength: 100 },
-    // Refusals the router makes before any route runs (a bad URL, an over-long parameter), as envelopes.
+    // HTTP that cannot be parsed at all, answered on the socket as an envelope too.
     clientErrorHandler: clientErrorResponder(clock),
     // During a graceful close, requests on open connections are still served rather than refused.
     return503OnClosing: false,
-    frameworkErrors: (error, _request, reply: FastifyReply) => {
+    // Refusals the router makes before any route runs (a bad URL, an over-long parameter), as envelopes.
+    frameworkErrors: (error, request, reply: FastifyReply) => {
       const status = error.statusCode ?? 400;
+      metrics.observeUnmatched(request.method, status, reply.elapsedTime / 1000);
       void reply.code(status).send(failure(status === 414 ? 'URL is too long' : 'Invalid URL', clock.now()));
     },
   }).withTypeProvider<ZodTypeProvider>();
@@ -88,11 +90,11 @@ export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
   app.addHook('onRoute', (route) => {
     if (route.schema && !route.schema.querystring && route.config?.public !== true) route.schema = { ...route.schema, querystring: noQuery };
   });
-  installErrorHandling(app, clock, logger);
+  const metrics = installMetrics(app);
+  installErrorHandling(app, clock, logger, metrics.observeUnmatched);
   installAuthentication(app, core);
   const idempotency = createIdempotencyStore(deps.db, deps.idempotencyTtlSeconds ?? DAY_SECONDS);
   installIdempotency(app, idempotency, clock);
-  installMetrics(app);
 
   const purge = setInterval(() => {
     idempotency.purgeExpired(clock.now()).catch((error: unknown) => logger.warn({ err: error }, 'Purging idempotency keys failed'));

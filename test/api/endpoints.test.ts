@@ -284,9 +284,13 @@ describe('the extensions outside the spec', () => {
 
   test('GET /metrics exposes request durations in the Prometheus format', async () => {
     await api.call('GET', '/livez');
+    await api.call('GET', '/api/v1/no-such-route');
+    await api.call('GET', '/api/v1/cards/%zz');
     const r = await api.call('GET', '/metrics');
     assert.equal(r.status, 200);
     assert.match(r.headers.get('content-type') ?? '', /text\/plain/);
     assert.match(r.text, /http_request_duration_seconds_count\{method="GET",route="\/livez",status_code="200"\} \d+/);
+    assert.match(r.text, /http_request_duration_seconds_count\{method="GET",route="unmatched",status_code="404"\} 1/);
+    assert.match(r.text, /http_request_duration_seconds_count\{method="GET",route="unmatched",status_code="400"\} 1/);
   });
 });
