@@ -5,13 +5,14 @@ import { newCard, newCustomer } from '../../helpers/core.js';
 import { callbackUpdate, textUpdate } from '../../helpers/updates.js';
 
 describe('card buttons', () => {
-  it("another user's card id in callback data gets 'Card not found or access denied'", async () => {
+  it("another user's card id in any button's callback data gets 'Card not found or access denied'", async () => {
     const h = await createHarness();
     await h.linkedCustomer(6001);
     const stranger = await newCustomer(h.t, 10_000, 'Mallory');
     const theirs = await newCard(h.t, stranger);
-    for (const action of ['view', 'freeze', 'details', 'topup', 'close']) {
-      const calls = await h.send(callbackUpdate({ id: 6001 }, `c:${action}:${theirs.id}`));
+    const actions = ['view', 'freeze', 'alertfreeze', 'unfreeze', 'details', 'otps', 'reqotp', 'topup', 'withdraw', 'close'];
+    for (const action of [...actions.map((a) => `c:${a}:${theirs.id}`), `t:1:${theirs.id}`]) {
+      const calls = await h.send(callbackUpdate({ id: 6001 }, action));
       assert.match(texts(calls).join('\n'), /Card not found or access denied\. Open your cards with \/cards\./, action);
       assert.equal(calls.filter((c) => c.method === 'answerCallbackQuery').length, 1, `${action}: answered exactly once`);
     }
