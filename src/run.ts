@@ -7,7 +7,6 @@ import { loggableError } from './log-safe.js';
 import { createLogger, type Logger } from './logger.js';
 import { stopOnSignals } from './shutdown.js';
 
-
 function botDeps(runtime: CoreRuntime, config: Config, token: string, logger: Logger): BotDeps {
   return {
     core: runtime.core,
@@ -39,16 +38,17 @@ async function start(config: Config, logger: Logger): Promise<() => Promise<void
   try {
     if (token !== undefined && config.BOT_MODE === 'webhook') {
       const url = config.WEBHOOK_URL!;
+      const path = new URL(url).pathname;
       bot = await startWebhookBot(botDeps(runtime, config, token, logger), {
         url,
         secretToken: config.WEBHOOK_SECRET!,
         serve: async (handler) => {
           api = await startHttpApi(runtime, config, logger, (app) => {
-            app.post(new URL(url).pathname, { config: { public: true }, bodyLimit: 1_048_576, schema: { hide: true } }, handler);
+            app.post(path, { config: { public: true }, bodyLimit: 1_048_576, schema: { hide: true } }, handler);
           });
         },
       });
-      logger.info({ path: new URL(url).pathname }, 'bot serving its webhook');
+      logger.info({ path }, 'bot serving its webhook');
     } else {
       if (config.HTTP_ENABLED) api = await startHttpApi(runtime, config, logger);
       if (token !== undefined) bot = await startBot(botDeps(runtime, config, token, logger));

@@ -40,11 +40,12 @@ export const DEFAULT_IDLE_MS = 10 * 60_000;
  * comes after the flow sat idle too long ends it, saying so, and does nothing else.
  */
 export async function waitFor(conversation: Convo, s: Services, wanted: (ctx: ConversationContext) => boolean): Promise<ConversationContext> {
+  const idleMs = s.config.conversationIdleMs ?? DEFAULT_IDLE_MS;
   const clockNow = () => conversation.external(() => s.clock.now().getTime());
   const since = await clockNow();
   const ctx = await conversation.waitUntil(wanted, { next: true });
-  if ((await clockNow()) - since >= (s.config.conversationIdleMs ?? DEFAULT_IDLE_MS)) {
-    const minutes = Math.max(1, Math.round((s.config.conversationIdleMs ?? DEFAULT_IDLE_MS) / 60_000));
+  if ((await clockNow()) - since >= idleMs) {
+    const minutes = Math.max(1, Math.round(idleMs / 60_000));
     if (ctx.callbackQuery) await ctx.answerCallbackQuery({ text: ctx.t('flow-expired', { minutes }) });
     await ctx.reply(ctx.t('flow-expired', { minutes }));
     return conversation.halt();
