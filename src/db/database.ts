@@ -4,6 +4,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.js';
+import { allowImmediateReads } from './compiled-query.js';
 import { withStatementCache } from './sqlite-statement-cache.js';
 
 export type DatabaseTarget =
@@ -56,6 +57,10 @@ export function openDatabase(url: string): OpenDatabase {
     return { db, target, close: () => db.destroy() };
   }
   const sqlite = openSqlite(target.file);
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+  const statements = withStatementCache(sqlite);
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: statements }) });
+  // Hot reads skip the driver's queue while no transaction is open; inside one they wait for it to end,
+  // so they never see uncommitted writes.
+  allowImmediateReads(db, (sql, parameters) => (sqlite.inTransaction || !sqlite.open ? undefined : statements.prepare(sql).all(parameters)));
   return { db, target, sqlite, close: () => db.destroy() };
 }

@@ -40,5 +40,28 @@ for (const dialect of dialects()) {
       const unbound = compiledOnce(2, (ex, id: string, _unused: string) => ex.selectFrom('users').select('name').where('id', '=', id));
       await assert.rejects(() => unbound.execute(t.database.db, 'a', 'b'), /does not bind each of its 2 arguments/);
     });
+
+    test('a read outside a transaction never sees what an open transaction has not committed', async (ctx) => {
+      const t = await useCore(ctx, dialect);
+      const alice = await newCustomer(t, 1_000, 'Alice');
+      const nameOf = compiledOnce(1, (ex, id: string) => ex.selectFrom('users').select('name').where('id', '=', id));
+      let renamed!: () => void;
+      const wasRenamed = new Promise<void>((resolve) => (renamed = resolve));
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      const writer = t.database.db.transaction().execute(async (trx) => {
+        await trx.updateTable('users').set({ name: 'Alicia' }).where('id', '=', alice.userId).execute();
+        renamed();
+        await held;
+        throw new Error('rolled back');
+      });
+      await wasRenamed;
+      // Started while the rename is open and uncommitted: it must answer with what is committed.
+      const during = nameOf.execute(t.database.db, alice.userId);
+      release();
+      await assert.rejects(writer, /rolled back/);
+      assert.deepEqual((await during).rows, [{ name: 'Alice' }]);
+      assert.deepEqual((await nameOf.execute(t.database.db, alice.userId)).rows, [{ name: 'Alice' }]);
+    });
   });
 }
