@@ -1,4 +1,4 @@
-import { Menu } from '@grammyjs/menu';
+import { Menu, type MenuButton } from '@grammyjs/menu';
 import { Composer } from 'grammy';
 import type { BotContext } from '../context.js';
 import { cardListScreen, enterFlow, show, transactionsScreen, walletScreen } from '../screens.js';
@@ -20,6 +20,10 @@ export const mainMenuText = (ctx: BotContext) => ctx.t('menu-title');
 const MAIN_MENU_LAYOUT = 'main:1';
 
 export function createMainMenu(s: Services): MainMenu {
+  const button = (label: string, handler: (ctx: BotContext) => unknown): MenuButton<BotContext> => ({
+    text: (ctx) => ctx.t(label),
+    middleware: [handler],
+  });
   return new Menu<BotContext>('main', {
     fingerprint: () => MAIN_MENU_LAYOUT,
     // An outdated menu is answered in the user's language and drawn again as it is now.
@@ -27,15 +31,22 @@ export function createMainMenu(s: Services): MainMenu {
       await ctx.answerCallbackQuery({ text: ctx.t('button-expired') });
       await ctx.menu.update();
     },
-  })
-    .text((ctx) => ctx.t('menu-wallet'), async (ctx) => show(ctx, await walletScreen(ctx, s), 'reply'))
-    .text((ctx) => ctx.t('menu-cards'), async (ctx) => show(ctx, await cardListScreen(ctx, s), 'reply'))
-    .row()
-    .text((ctx) => ctx.t('menu-new-card'), (ctx) => enterFlow(ctx, 'createCard'))
-    .text((ctx) => ctx.t('menu-transactions'), async (ctx) => show(ctx, await transactionsScreen(ctx, s, 1), 'reply'))
-    .row()
-    .text((ctx) => ctx.t('menu-otps'), async (ctx) => show(ctx, await cardListScreen(ctx, s, 'otps'), 'reply'))
-    .text((ctx) => ctx.t('menu-help'), (ctx) => ctx.reply(ctx.t('help', { ttl: s.config.sensitiveTtlSeconds })));
+  }).append([
+    // One block of rows rather than a chain of `.text()` and `.row()`: the plugin lays a menu out again
+    // on every press, one step per chained call.
+    [
+      button('menu-wallet', async (ctx) => show(ctx, await walletScreen(ctx, s), 'reply')),
+      button('menu-cards', async (ctx) => show(ctx, await cardListScreen(ctx, s), 'reply')),
+    ],
+    [
+      button('menu-new-card', (ctx) => enterFlow(ctx, 'createCard')),
+      button('menu-transactions', async (ctx) => show(ctx, await transactionsScreen(ctx, s, 1), 'reply')),
+    ],
+    [
+      button('menu-otps', async (ctx) => show(ctx, await cardListScreen(ctx, s, 'otps'), 'reply')),
+      button('menu-help', (ctx) => ctx.reply(ctx.t('help', { ttl: s.config.sensitiveTtlSeconds }))),
+    ],
+  ]);
 }
 
 export function menuFeature(s: Services, mainMenu: MainMenu): Composer<BotContext> {
