@@ -120,26 +120,26 @@ export function createBot(deps: BotDeps, options: { botInfo?: UserFromGetMe; fet
     const rate = deps.config.rateLimit ?? { timeFrameMs: 3000, limit: 10 };
     bot.use(limit({ timeFrame: rate.timeFrameMs, limit: rate.limit, onLimitExceeded: tooFast }));
   }
-  // One error boundary around every feature, so polling, webhooks and handleUpdate all report alike.
-  const guarded = bot.errorBoundary(handleBotError(s));
-  const chat = new Composer<BotContext>();
-  guarded.branch((ctx) => ctx.chat?.type === 'private', chat, groupFeature());
-  chat.use(
+  // Private chats, in order. Built in one go (not with `use`), and with the features after the menu in
+  // one composer of their own: every update passes a frame per middleware of each composer it enters,
+  // however early it is handled, so a menu press skips those.
+  const chat = new Composer<BotContext>(
     conversations<BotContext, ConversationContext>({
       // Version 1: the flows as one conversation; state kept under the earlier layout is dropped.
       storage: { type: 'key', version: 1, adapter: kvStorage(s.db, deps.clock, 'conversation:'), getStorageKey: (ctx) => ctx.chat?.id.toString() },
     }),
+    callerMiddleware(s),
+    cancelFeature(),
+    requireLinked(),
+    // Flows time out in their own waits (conversations/kit.ts), which say so to the user.
+    createConversation(flowsConversation(s), { id: 'flow', plugins: inConversation }),
+    mainMenu,
+    new Composer<BotContext>(linkFeature(s, mainMenu), menuFeature(s, mainMenu), cardsFeature(s), unhandledFeature()),
   );
-  chat.use(callerMiddleware(s));
-  chat.use(cancelFeature());
-  chat.use(requireLinked());
-  // Flows time out in their own waits (conversations/kit.ts), which say so to the user.
-  chat.use(createConversation(flowsConversation(s), { id: 'flow', plugins: inConversation }));
-  chat.use(mainMenu);
-  chat.use(linkFeature(s, mainMenu));
-  chat.use(menuFeature(s, mainMenu));
-  chat.use(cardsFeature(s));
-  chat.use(unhandledFeature());
+  const group = groupFeature();
+  // One error boundary around every feature, so polling, webhooks and handleUpdate all report alike.
+  // A plain dispatch: `branch` builds a composer for every update.
+  bot.errorBoundary(handleBotError(s), (ctx, next) => (ctx.chat?.type === 'private' ? chat : group).middleware()(ctx, next));
 
   bot.catch((error) => deps.logger.error({ err: loggableError(error.error), updateId: error.ctx.update.update_id }, 'error outside the error boundary'));
   return bot;

@@ -20,11 +20,19 @@ export const mainMenuText = (ctx: BotContext) => ctx.t('menu-title');
 const MAIN_MENU_LAYOUT = 'main:1';
 
 export function createMainMenu(s: Services): MainMenu {
+  // Each button answers its press itself: the plugin's own answer runs beside the handler through a
+  // composer and a fork built on every press.
   const button = (label: string, handler: (ctx: BotContext) => unknown): MenuButton<BotContext> => ({
     text: (ctx) => ctx.t(label),
-    middleware: [handler],
+    middleware: [
+      async (ctx) => {
+        await ctx.answerCallbackQuery();
+        await handler(ctx);
+      },
+    ],
   });
   return new Menu<BotContext>('main', {
+    autoAnswer: false,
     fingerprint: () => MAIN_MENU_LAYOUT,
     // An outdated menu is answered in the user's language and drawn again as it is now.
     onMenuOutdated: async (ctx) => {
