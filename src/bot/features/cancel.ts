@@ -1,3 +1,4 @@
+import { Context } from 'grammy';
 import type { BotContext } from '../context.js';
 
 /**
@@ -5,8 +6,10 @@ import type { BotContext } from '../context.js';
  * flows. A plain middleware (not a command composer): it sits on the path of every update.
  */
 export function cancelFeature() {
+  // Built once: `ctx.hasCommand` builds the same check anew on every call.
+  const isCancel = Context.has.command('cancel');
   return async (ctx: BotContext, next: () => Promise<void>) => {
-    if (!ctx.hasCommand('cancel')) return next();
+    if (!isCancel(ctx)) return next();
     const active = Object.keys(await ctx.conversation.active()).length > 0;
     await ctx.conversation.exitAll();
     await ctx.reply(ctx.t(active ? 'cancelled' : 'nothing-to-cancel'));
