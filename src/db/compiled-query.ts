@@ -1,5 +1,5 @@
 import { CompiledQuery, type Compilable, type Kysely, type QueryResult } from 'kysely';
-import type { Executor } from './schema.js';
+import type { Database, Executor } from './schema.js';
 
 /** Runs a read at once and returns its rows, or `undefined` when it has to wait its turn. */
 export type ImmediateReader = (sql: string, parameters: readonly unknown[]) => unknown[] | undefined;
@@ -12,7 +12,7 @@ const immediateReaders = new WeakMap<object, ImmediateReader>();
  * open on the one connection, a read run synchronously sees exactly what a queued one would.
  * Reads inside a transaction use the transaction's own executor and never take this path.
  */
-export function allowImmediateReads(db: Kysely<any>, read: ImmediateReader): void {
+export function allowImmediateReads(db: Kysely<Database>, read: ImmediateReader): void {
   immediateReaders.set(db.getExecutor(), read);
 }
 
