@@ -45,17 +45,23 @@ const REMEMBERED_ANSWERS = 1_000;
 
 /**
  * The callback queries answered lately, recorded by a transformer on the bot's Api (so answers from
- * menus, conversations and handlers all count).
+ * menus, conversations and handlers all count). An answer only stops the button's spinner: one that
+ * Telegram refuses (a press too old to answer, after a restart or a long queue) is logged and taken as
+ * given, so the update it belongs to goes on instead of ending in an apology.
  */
 export class AnsweredCallbacks {
   readonly #ids = new Set<string>();
+  constructor(private readonly logger: Services['logger']) {}
   readonly transformer: Transformer = (prev, method, payload, signal) => {
-    if (method === 'answerCallbackQuery') {
-      const id = (payload as { callback_query_id: string }).callback_query_id;
-      if (this.#ids.size >= REMEMBERED_ANSWERS) this.#ids.delete(this.#ids.values().next().value as string);
-      this.#ids.add(id);
-    }
-    return prev(method, payload, signal);
+    if (method !== 'answerCallbackQuery') return prev(method, payload, signal);
+    const id = (payload as { callback_query_id: string }).callback_query_id;
+    if (this.#ids.size >= REMEMBERED_ANSWERS) this.#ids.delete(this.#ids.values().next().value as string);
+    this.#ids.add(id);
+    return prev(method, payload, signal).then((response) => {
+      if (response.ok) return response;
+      this.logger.warn({ errorCode: response.error_code, description: response.description }, 'Telegram refused to answer a button press');
+      return { ok: true, result: true } as unknown as typeof response;
+    });
   };
   has(callbackQueryId: string): boolean {
     return this.#ids.has(callbackQueryId);

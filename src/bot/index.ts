@@ -93,7 +93,7 @@ export function createBot(deps: BotDeps, options: { botInfo?: UserFromGetMe; fet
   bot.api.config.use(autoRetry({ maxRetryAttempts: 3, maxDelaySeconds: 30 }));
   // Remembers which buttons were answered (menus and conversations answer by themselves), so an
   // error is never answered a second time, which Telegram would reject.
-  const answered = new AnsweredCallbacks();
+  const answered = new AnsweredCallbacks(deps.logger);
   bot.api.config.use(answered.transformer);
 
   const db = botTables(deps.db);

@@ -20,16 +20,11 @@ export const mainMenuText = (ctx: BotContext) => ctx.t('menu-title');
 const MAIN_MENU_LAYOUT = 'main:1';
 
 export function createMainMenu(s: Services): MainMenu {
-  // Each button answers its press itself: the plugin's own answer runs beside the handler through a
-  // composer and a fork built on every press.
+  // Each button answers its press itself, beside its handler as the plugin does (whose own answer builds
+  // a composer and a fork on every press).
   const button = (label: string, handler: (ctx: BotContext) => unknown): MenuButton<BotContext> => ({
     text: (ctx) => ctx.t(label),
-    middleware: [
-      async (ctx) => {
-        await ctx.answerCallbackQuery();
-        await handler(ctx);
-      },
-    ],
+    middleware: [(ctx) => Promise.all([ctx.answerCallbackQuery(), handler(ctx)])],
   });
   return new Menu<BotContext>('main', {
     autoAnswer: false,

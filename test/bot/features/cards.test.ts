@@ -35,6 +35,20 @@ describe('card buttons', () => {
     assert.match(texts(calls).join('\n'), /Card is already frozen/);
   });
 
+  it('a freeze pressed too late for Telegram to take the answer still freezes, without an apology', async () => {
+    const h = await createHarness({
+      failCall: (method) =>
+        method === 'answerCallbackQuery' ? { code: 400, description: 'Bad Request: query is too old and response timeout expired or query ID is invalid' } : undefined,
+    });
+    const me = await h.linkedCustomer(6008);
+    const card = await newCard(h.t, me);
+    const calls = await h.send(callbackUpdate({ id: 6008 }, `c:freeze:${card.id}`, 42));
+    assert.match(calls.find((c) => c.method === 'editMessageText')!.payload.text, /Status: frozen/);
+    assert.doesNotMatch(texts(calls).join('\n'), /went wrong/);
+    assert.equal((await h.t.core.getCard(me.caller, card.id)).status, 'frozen');
+    assert.match(h.log(), /Telegram refused to answer a button press/);
+  });
+
   it('sends details protected, as spoilers, and schedules their deletion', async () => {
     const h = await createHarness({ config: { sensitiveTtlSeconds: 60 } });
     const me = await h.linkedCustomer(6003);

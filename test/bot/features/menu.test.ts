@@ -40,4 +40,23 @@ describe('the main menu', () => {
     assert.ok(calls.some((c) => c.method === 'editMessageReplyMarkup'), 'the menu is drawn again');
     assert.doesNotMatch(texts(calls).join('\n'), /Wallet balance/);
   });
+
+  it('still runs a button whose press Telegram finds too old to answer, and says nothing of it in chat', async () => {
+    let refuseAnswers = false;
+    const h = await createHarness({
+      failCall: (method) =>
+        refuseAnswers && method === 'answerCallbackQuery'
+          ? { code: 400, description: 'Bad Request: query is too old and response timeout expired or query ID is invalid' }
+          : undefined,
+    });
+    await h.linkedCustomer(6103, 12_345);
+    const menu = await h.send(textUpdate({ id: 6103 }, '/menu'));
+    refuseAnswers = true;
+    for (const [label, text] of [['Wallet', /Wallet balance: 123\.45 USD/], ['New card', /Pick a BIN/]] as const) {
+      const calls = await h.send(callbackUpdate({ id: 6103 }, buttonData(menu, label)));
+      assert.match(texts(calls).join('\n'), text, label);
+      assert.doesNotMatch(texts(calls).join('\n'), /went wrong/, label);
+    }
+    assert.match(h.log(), /Telegram refused to answer a button press/);
+  });
 });
