@@ -180,10 +180,30 @@ export interface RunningBot {
   stop(): Promise<void>;
 }
 
+/**
+ * `bot.init()` (getMe), with a warning when Telegram has not answered after a while: auto-retry waits out an
+ * unreachable Telegram without a word, and the start would otherwise just hang.
+ */
+async function initBot(bot: Bot<BotContext>, deps: BotDeps): Promise<void> {
+  const notice = setTimeout(
+    () =>
+      deps.logger.warn(
+        { apiHost: new URL(deps.config.apiRoot).host },
+        'Telegram has not answered yet; still trying (check TELEGRAM_API_ROOT and the network)',
+      ),
+    deps.config.slowStartNoticeMs ?? 10_000,
+  );
+  try {
+    await bot.init();
+  } finally {
+    clearTimeout(notice);
+  }
+}
+
 /** Long polling through @grammyjs/runner, with the command list set and the background jobs running. */
 export async function startBot(deps: BotDeps): Promise<RunningBot> {
   const bot = createBot(deps);
-  await bot.init();
+  await initBot(bot, deps);
   await bot.api.deleteWebhook();
   await setCommands(bot);
   const jobs = startBackgroundJobs(bot);
@@ -224,7 +244,7 @@ export async function startWebhookBot(
   },
 ): Promise<RunningBot & { handler: WebhookHandler }> {
   const bot = createBot(deps);
-  await bot.init();
+  await initBot(bot, deps);
   const handler = webhookHandler(bot, webhook.secretToken);
   await webhook.serve?.(handler);
   await setCommands(bot);

@@ -23,6 +23,8 @@ export interface BotConfig {
   conversationIdleMs?: number;
   /** How often the outbox and deletion loops look for work. Default 500 ms. */
   pollIntervalMs?: number;
+  /** How long a start waits for Telegram's first answer before logging that it is still trying. Default 10 s. */
+  slowStartNoticeMs?: number;
 }
 
 export interface BotDeps {

@@ -51,6 +51,7 @@ export class BotApiServer {
   #answered = new Set<string>();
   #nextQueryId = 1;
   #date = 1_700_000_000;
+  #delays = new Map<string, number>();
 
   /** Starts listening; returns the api root to give the bot (`apiRoot`). */
   async start(): Promise<string> {
@@ -63,6 +64,11 @@ export class BotApiServer {
     for (const wake of this.#pollers) wake();
     this.#server?.closeAllConnections();
     await new Promise<void>((resolve) => this.#server?.close(() => resolve()) ?? resolve());
+  }
+
+  /** Answers `method` only after `ms`, like a Telegram that is slow or not reachable yet. */
+  delay(method: string, ms: number): void {
+    this.#delays.set(method, ms);
   }
 
   /** A position in the call log: waits look only at calls recorded after it. */
@@ -178,6 +184,8 @@ export class BotApiServer {
       send(200, { ok: true, result: updates });
       return;
     }
+    const delay = this.#delays.get(method);
+    if (delay !== undefined) await new Promise((resolve) => setTimeout(resolve, delay));
     const call: RecordedCall = { index: this.calls.length, at: Date.now(), method, token, payload, ok: true };
     try {
       call.result = this.#call(method, payload);
