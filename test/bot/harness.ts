@@ -1,8 +1,7 @@
-import { Writable } from 'node:stream';
 import type { Bot } from 'grammy';
 import { createBot, type BotConfig, type BotContext } from '../../src/bot/index.js';
 import type { CardService } from '../../src/core/service.js';
-import { createLogger } from '../../src/logger.js';
+import { capturedLogger } from '../helpers/log.js';
 import { createTestCore, newCustomer, type Customer, type TestCore } from '../helpers/core.js';
 import { BOT_INFO, textUpdate } from '../helpers/updates.js';
 
@@ -43,14 +42,7 @@ export interface HarnessOptions {
 
 export async function createHarness(options: HarnessOptions = {}): Promise<Harness> {
   const t = await createTestCore();
-  let logText = '';
-  const sink = new Writable({
-    write(chunk, _enc, done) {
-      logText += String(chunk);
-      done();
-    },
-  });
-  const logger = createLogger('debug', sink);
+  const { logger, text: logText } = capturedLogger('debug');
   const calls: ApiCall[] = [];
   const waiters = new Set<() => void>();
   let messageId = 1;
@@ -92,7 +84,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
     t,
     bot: makeBot(),
     calls,
-    log: () => logText,
+    log: logText,
     since: (mark, method) => calls.slice(mark).filter((c) => method === undefined || c.method === method),
     async send(update) {
       const mark = calls.length;
