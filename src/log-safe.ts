@@ -13,3 +13,8 @@ export function loggableError(error: unknown): Record<string, unknown> {
   if (error instanceof Error) return { type: error.name, message: error.message, stack: error.stack };
   return { type: typeof error, message: String(error) };
 }
+
+/** A loggable error in one line, for an operator's message: its type and what it says. */
+export function errorSummary(err: Record<string, unknown>): string {
+  return `${String(err.type)}: ${String(err.message ?? err.description)}`;
+}

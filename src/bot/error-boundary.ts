@@ -1,9 +1,9 @@
 import type { Api, BotError, Transformer } from 'grammy';
-import type { Report } from './deletions.js';
 import { isCardServiceError } from '../core/errors.js';
 import type { BotContext } from './context.js';
 import { refusalText, toRefusal } from './errors.js';
-import { loggableError } from '../log-safe.js';
+import { errorSummary, loggableError } from '../log-safe.js';
+import type { Report } from './loop.js';
 import type { Services } from './services.js';
 
 /**
@@ -17,19 +17,24 @@ export function handleBotError(s: Services) {
     try {
       if (isCardServiceError(cause)) {
         const text = refusalText(ctx.t, toRefusal(cause));
-        if (ctx.callbackQuery && !s.answered.has(ctx.callbackQuery.id)) await ctx.answerCallbackQuery({ text: cause.message }).catch(() => undefined);
+        await answerIfPending(ctx, s, cause.message);
         await ctx.reply(text);
         return;
       }
-      (ctx.logger ?? s.logger).error({ err: loggableError(cause), updateId: ctx.update.update_id }, 'unexpected error in an update');
-      if (ctx.callbackQuery && !s.answered.has(ctx.callbackQuery.id)) await ctx.answerCallbackQuery().catch(() => undefined);
+      const err = loggableError(cause);
+      (ctx.logger ?? s.logger).error({ err, updateId: ctx.update.update_id }, 'unexpected error in an update');
+      await answerIfPending(ctx, s);
       if (ctx.chat) await ctx.reply(ctx.t('unexpected-error'));
-      const { type, message, description } = loggableError(cause);
-      await adminReporter(ctx.api, s)?.(`Bot error in update ${ctx.update.update_id}: ${String(type)}: ${String(message ?? description)}`);
+      await adminReporter(ctx.api, s)?.(`Bot error in update ${ctx.update.update_id}: ${errorSummary(err)}`);
     } catch (reportError) {
       s.logger.error({ err: loggableError(reportError) }, 'could not report an error to the chat');
     }
   };
+}
+
+/** Answers the pressed button, unless something answered it already (Telegram refuses a second answer). */
+async function answerIfPending(ctx: BotContext, s: Services, text?: string): Promise<void> {
+  if (ctx.callbackQuery && !s.answered.has(ctx.callbackQuery.id)) await ctx.answerCallbackQuery(text === undefined ? undefined : { text }).catch(() => undefined);
 }
 
 /** Sends operator reports to `ADMIN_CHAT_ID`, when set; a failure to report is logged, never thrown. */

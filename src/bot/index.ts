@@ -6,7 +6,7 @@ import { Bot, Composer, Context, webhookCallback, type Middleware, type WebhookR
 import type { Update, UserFromGetMe } from 'grammy/types';
 import type { BotContext, ConversationContext } from './context.js';
 import { flowsConversation } from './conversations/flows.js';
-import { startDeletionLoop, type Loop } from './deletions.js';
+import { startDeletionLoop } from './deletions.js';
 import { adminReporter, AnsweredCallbacks, handleBotError } from './error-boundary.js';
 import { loggableError } from '../log-safe.js';
 import { cancelFeature } from './features/cancel.js';
@@ -159,7 +159,7 @@ export async function setCommands(bot: Bot<BotContext>): Promise<void> {
 export function startBackgroundJobs(bot: Bot<BotContext>): { stop(): Promise<void> } {
   const s = servicesOf.get(bot)!;
   const report = adminReporter(bot.api, s);
-  const deletions: Loop = startDeletionLoop({ api: bot.api, db: s.db, clock: s.clock, logger: s.logger, intervalMs: s.config.pollIntervalMs ?? 500, report });
+  const deletions = startDeletionLoop({ api: bot.api, db: s.db, clock: s.clock, logger: s.logger, intervalMs: s.config.pollIntervalMs ?? 500, report });
   s.wakeDeletions = deletions.wake;
   const outbox = startOutboxLoop(s, bot.api, report);
   return {

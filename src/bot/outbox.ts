@@ -7,7 +7,7 @@ import { alertKeyboard } from './keyboards.js';
 import { chatLocaleKey, chatsOfUser, pruneBookkeeping, readKv, recordDelivery, wasDelivered } from './repository.js';
 import type { BotContext } from './context.js';
 import { deleteLater, type Services } from './services.js';
-import { startLoop, type Loop, type Report } from './deletions.js';
+import { startLoop, type Loop, type Report } from './loop.js';
 
 /**
  * Pushes the core's stored events (new OTPs, card transactions) to every chat linked to the card's

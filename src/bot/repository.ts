@@ -37,11 +37,6 @@ export class LinkCache {
   readonly #links = new Map<number, ChatLink | null>();
   constructor(private readonly db: BotDb) {}
 
-  /** The link as last seen, without a read: `null` when there is none, `undefined` when not known yet. */
-  known(chatId: number): ChatLink | null | undefined {
-    return this.#links.get(chatId);
-  }
-
   async find(chatId: number): Promise<ChatLink | undefined> {
     let link = this.#links.get(chatId);
     if (link === undefined) {

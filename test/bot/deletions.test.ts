@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { startLoop } from '../../src/bot/deletions.js';
+import { startLoop } from '../../src/bot/loop.js';
 import { createLogger } from '../../src/logger.js';
 
 test('a background loop retries a failing tick and reports each streak of failures to the operator once', async () => {

@@ -7,7 +7,7 @@ import { refusalText } from '../errors.js';
 import { cardView, money } from '../format.js';
 import { cardKeyboard } from '../keyboards.js';
 import type { Services } from '../services.js';
-import { buttonOf, call, confirm, isTypedAnswer, issueText, newNonce, pick, sayRefusal, waitFor, waitForText, type Convo } from './kit.js';
+import { buttonOf, call, confirm, isTypedAnswer, issueText, newNonce, pick, sayRefusal, settlePress, waitFor, waitForText, type Convo } from './kit.js';
 
 /** A typed coupon code, or undefined when Skip is tapped. */
 async function askCoupon(conversation: Convo, s: Services, ctx: ConversationContext, prompt: string): Promise<string | undefined> {
@@ -16,8 +16,7 @@ async function askCoupon(conversation: Convo, s: Services, ctx: ConversationCont
   const skipped = buttonOf(nonce);
   const reply = await waitFor(conversation, s, (c) => skipped(c) || isTypedAnswer(c));
   if (reply.message) return reply.message.text!.trim();
-  await reply.answerCallbackQuery();
-  await reply.editMessageReplyMarkup({ reply_markup: undefined }).catch(() => undefined);
+  await settlePress(reply);
   return undefined;
 }
 

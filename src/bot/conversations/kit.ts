@@ -80,19 +80,24 @@ export async function askAmount(conversation: Convo, s: Services, schema: ZodTyp
   }
 }
 
-/** Sends buttons with a fresh nonce and waits for one of them; other buttons pass through. */
 /** A fresh nonce for a set of buttons, the same on every replay. */
 export function newNonce(conversation: Convo): Promise<string> {
   return conversation.external(() => randomUUID().slice(0, 8));
 }
 
+/** Answers a pressed flow button and takes the buttons off its message (they are spent). */
+export async function settlePress(pressed: ConversationContext): Promise<void> {
+  await pressed.answerCallbackQuery();
+  await pressed.editMessageReplyMarkup({ reply_markup: undefined }).catch(() => undefined);
+}
+
+/** Sends buttons with a fresh nonce and waits for one of them; other buttons pass through. */
 export async function choose(conversation: Convo, s: Services, ctx: ConversationContext, text: string, build: (nonce: string) => InlineKeyboard) {
   const nonce = await newNonce(conversation);
   await ctx.reply(text, { reply_markup: build(nonce) });
   const pressed = await waitFor(conversation, s, buttonOf(nonce));
   const choice = parseConversationButton(pressed.callbackQuery!.data!)!.choice;
-  await pressed.answerCallbackQuery();
-  await pressed.editMessageReplyMarkup({ reply_markup: undefined }).catch(() => undefined);
+  await settlePress(pressed);
   return { ctx: pressed, choice };
 }
 

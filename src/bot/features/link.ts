@@ -4,7 +4,7 @@ import { hashToken, isApiTokenShaped } from '../../core/secrets.js';
 import type { BotContext } from '../context.js';
 import { localeOf } from '../i18n.js';
 import { loggableError } from '../../log-safe.js';
-import { chatLocaleKey, writeKv, type ChatLink } from '../repository.js';
+import { chatLocaleKey, writeKv } from '../repository.js';
 import type { Services } from '../services.js';
 import { mainMenuText, type MainMenu } from './menu.js';
 
@@ -17,12 +17,7 @@ const TOKEN_SHAPE = /^\S{16,200}$/;
  */
 export function callerMiddleware(s: Services) {
   return async (ctx: BotContext, next: () => Promise<void>) => {
-    let link: ChatLink | undefined;
-    if (ctx.chat?.type === 'private') {
-      // Known links without an await: this runs on every update.
-      const known = s.links.known(ctx.chat.id);
-      link = known === undefined ? await s.links.find(ctx.chat.id) : (known ?? undefined);
-    }
+    const link = ctx.chat?.type === 'private' ? await s.links.find(ctx.chat.id) : undefined;
     if (link) {
       try {
         ctx.caller = await s.core.authenticateByTokenHash(link.tokenHash);

@@ -9,16 +9,16 @@ export type MainMenu = Menu<BotContext>;
 export const mainMenuText = (ctx: BotContext) => ctx.t('menu-title');
 
 /**
- * The main menu. Its buttons only read and then answer with a new message, so the menu stays put
- * under its own message; "New card" enters the create conversation (registered before this menu).
- */
-/**
  * The main menu's layout, as its fingerprint: a press on a menu drawn with another layout is answered as
  * outdated. Bump it when buttons move. (Cheaper than the plugin's default check, which draws the pressed
  * button's label and hashes it on every press.)
  */
 const MAIN_MENU_LAYOUT = 'main:1';
 
+/**
+ * The main menu. Its buttons only read and then answer with a new message, so the menu stays put
+ * under its own message; "New card" enters the create conversation (registered before this menu).
+ */
 export function createMainMenu(s: Services): MainMenu {
   // Each button answers its press itself, beside its handler as the plugin does (whose own answer builds
   // a composer and a fork on every press).
