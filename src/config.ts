@@ -4,6 +4,16 @@ const flag = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
   .transform((v) => v === 'true' || v === '1' || v === 'yes');
 const seconds = (fallback: number) => z.coerce.number().int().min(1).max(86_400 * 7).default(fallback);
+const count = (fallback: number, max = 1_000_000) => z.coerce.number().int().min(1).max(max).default(fallback);
+/** Telegram lets a bot delete its own messages for 48 hours; a longer self-deletion could not keep its promise. */
+export const TELEGRAM_DELETE_WINDOW_SECONDS = 48 * 3600;
+const selfDeletingTtl = (fallback: number) =>
+  z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(TELEGRAM_DELETE_WINDOW_SECONDS, { error: `at most ${TELEGRAM_DELETE_WINDOW_SECONDS} (Telegram deletes a bot's messages only within 48 hours)` })
+    .default(fallback);
 
 /** Every setting, with its default. `.env.example` lists the same names. */
 const configSchema = z.object({
@@ -15,12 +25,27 @@ const configSchema = z.object({
   HTTP_HOST: z.string().min(1).default('127.0.0.1'),
   HTTP_PORT: z.coerce.number().int().min(0).max(65_535).default(3000),
   HTTP_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).max(10_485_760).default(16_384),
+  /** A request that has not been answered after this long is cut off. */
+  HTTP_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1000).max(600_000).default(30_000),
+  /** Requests per minute one API token may make. */
+  API_RATE_LIMIT_PER_TOKEN: count(600),
+  /** Requests per minute one client address may make (all tokens together). */
+  API_RATE_LIMIT_PER_ADDRESS: count(1200),
+  /** Failed authentications per 15 minutes one client address may make before it is refused. */
+  API_AUTH_FAILURES_PER_ADDRESS: count(20),
+  /** Stored Idempotency-Key replies kept per user; the oldest go first. */
+  IDEMPOTENCY_MAX_KEYS_PER_USER: count(1000),
+  /** Prometheus metrics on a listener of their own; off unless METRICS_PORT is set. */
+  METRICS_HOST: z.string().min(1).default('127.0.0.1'),
+  METRICS_PORT: z.coerce.number().int().min(0).max(65_535).optional(),
   BOT_ENABLED: flag.default(true),
   BOT_MODE: z.enum(['polling', 'webhook']).default('polling'),
   WEBHOOK_URL: z.url().optional(),
   WEBHOOK_SECRET: z.string().regex(/^[A-Za-z0-9_-]{1,256}$/, { error: 'WEBHOOK_SECRET: 1-256 of A-Z a-z 0-9 _ -' }).optional(),
-  SENSITIVE_TTL_SECONDS: seconds(60),
-  OTP_TTL_SECONDS: seconds(300),
+  SENSITIVE_TTL_SECONDS: selfDeletingTtl(60),
+  OTP_TTL_SECONDS: selfDeletingTtl(300),
+  /** How long OTP codes are kept anywhere (card_otps, outbox payloads, stored idempotent replies). */
+  OTP_RETENTION_SECONDS: seconds(86_400),
   TOPUP_COOLDOWN_SECONDS: seconds(120),
   WITHDRAW_COOLDOWN_SECONDS: seconds(900),
   ADMIN_CHAT_ID: z.coerce.number().int().optional(),
