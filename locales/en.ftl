@@ -141,3 +141,5 @@ decline-reason = { $code ->
    *[other] { $code }
 }
 flow-expired = This step waited more than { $minutes } min and has expired; nothing was done. Start again from /menu.
+unlinked-token_revoked = This chat was unlinked: its API token was revoked. Nothing more will arrive here. To link again, send a new API token.
+unlinked-removed_by_operator = This chat was unlinked by the service's operator. Nothing more will arrive here. To link again, send an API token.

@@ -1,6 +1,7 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
+import { botChatLinks } from './bot/repository.js';
 import { createAdminService, type AdminService } from './core/admin.js';
 import { systemClock, type Clock } from './core/clock.js';
 import { createSandboxMailbox } from './core/mailbox.js';
@@ -44,6 +45,7 @@ export async function startCore(options: CoreOptions): Promise<CoreRuntime> {
       mailbox: createSandboxMailbox(database.db, clock),
       cipher: createCardDataCipher(options.cardDataKey),
       settings: { ...defaultCoreSettings, ...options.settings },
+      chatLinks: botChatLinks,
     };
     const admin = createAdminService(deps);
     await admin.seedDefaults();

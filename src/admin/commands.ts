@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { formatAmount, toCents, type Cents } from '../core/money.js';
-import { AdminError } from '../core/admin.js';
+import { AdminError, type CardRecord, type TokenRecord } from '../core/admin.js';
 import type { CoreRuntime } from '../compose.js';
 
 /** What a command prints: lines for a person, one object for `--json`. */
@@ -58,6 +58,25 @@ function category(values: Values): 'Wallet' | 'Online' {
 
 const usd = (cents: Cents) => `$${formatAmount(cents)}`;
 const table = (rows: string[][]) => rows.map((r) => r.join('  ')).join('\n') || '(none)';
+const indent = (lines: string) => lines.replace(/^/gm, '  ');
+
+function tokenTable(tokens: TokenRecord[]): string {
+  return table(
+    tokens.map((t) => [
+      t.id,
+      `${t.prefix ?? 'vc_????'}…`,
+      `created ${t.createdAt}`,
+      `last used ${t.lastUsedAt ?? 'never'}`,
+      t.revokedAt ? `REVOKED ${t.revokedAt}` : 'active',
+    ]),
+  );
+}
+
+function cardTable(cards: CardRecord[]): string {
+  return table(cards.map((c) => [c.id, `#${c.number}`, c.name, c.maskedPan, c.category, c.status, usd(c.balance), `user ${c.userId}`]));
+}
+
+const cardJson = (c: CardRecord) => ({ ...c, balance: formatAmount(c.balance) });
 
 /** Every admin command, by its words. */
 export const COMMANDS: Record<string, Command> = {
@@ -92,12 +111,81 @@ export const COMMANDS: Record<string, Command> = {
       return { human: `API token (shown once, keep it safe): ${token}`, json: { token } };
     },
   },
-  'tokens revoke': {
-    usage: 'tokens revoke --token TOKEN',
-    options: { token: { type: 'string' } },
+  'tokens list': {
+    usage: 'tokens list --user USER_ID',
+    options: { user: { type: 'string' } },
     async run({ admin }, v) {
-      await admin.revokeToken(text(v, 'token'));
-      return { human: 'Token revoked.', json: { revoked: true } };
+      const tokens = await admin.listTokens(text(v, 'user'));
+      return { human: tokenTable(tokens), json: { tokens } };
+    },
+  },
+  'tokens revoke': {
+    usage: 'tokens revoke (--id TOKEN_ID | --user USER_ID --all | --token TOKEN)',
+    options: { token: { type: 'string' }, id: { type: 'string' }, user: { type: 'string' }, all: { type: 'boolean' } },
+    async run({ admin }, v) {
+      const id = optionalText(v, 'id');
+      const user = optionalText(v, 'user');
+      const token = optionalText(v, 'token');
+      if ([id, user, token].filter((x) => x !== undefined).length !== 1) throw new AdminError('Give exactly one of --id, --user (with --all) or --token');
+      if (user !== undefined && v.all !== true) throw new AdminError('--user revokes every token of the user: add --all to confirm');
+      const { tokens, chats } =
+        id !== undefined
+          ? { tokens: 1, ...(await admin.revokeTokenById(id)) }
+          : token !== undefined
+            ? { tokens: 1, ...(await admin.revokeToken(token)) }
+            : await admin.revokeAllTokens(user!);
+      return { human: `${tokens} token(s) revoked; ${chats.length} chat(s) unlinked.`, json: { revoked: tokens, unlinkedChats: chats } };
+    },
+  },
+  'links list': {
+    usage: 'links list [--user USER_ID]',
+    options: { user: { type: 'string' } },
+    async run({ admin }, v) {
+      const links = await admin.listLinks({ userId: optionalText(v, 'user') });
+      return {
+        human: table(links.map((l) => [`chat ${l.chatId}`, `user ${l.userId}`, `token ${l.tokenId ?? '(gone)'}`, `linked ${l.linkedAt}`])),
+        json: { links },
+      };
+    },
+  },
+  'links remove': {
+    usage: 'links remove --chat CHAT_ID',
+    options: { chat: { type: 'string' } },
+    async run({ admin }, v) {
+      const raw = text(v, 'chat');
+      if (!/^-?\d{1,16}$/.test(raw)) throw new AdminError('--chat must be a chat id (a whole number)');
+      await admin.removeLink(Number(raw));
+      return { human: `Chat ${raw} unlinked; it will be told once.`, json: { unlinked: Number(raw) } };
+    },
+  },
+  'users show': {
+    usage: 'users show USER_ID',
+    options: {},
+    async run({ admin }, _v, p) {
+      const user = await admin.showUser(positional(p, 'USER_ID'));
+      return {
+        human: [
+          `User ${user.id} (${user.name}), created ${user.createdAt}`,
+          `Wallet: ${usd(user.wallet.balance)} (updated ${user.wallet.updatedAt})`,
+          `Cards:`,
+          indent(cardTable(user.cards)),
+          `Tokens:`,
+          indent(tokenTable(user.tokens)),
+          `Linked chats:`,
+          indent(table(user.chats.map((c) => [`chat ${c.chatId}`, `token ${c.tokenId ?? '(gone)'}`, `linked ${c.linkedAt}`]))),
+        ].join('\n'),
+        json: {
+          user: { ...user, wallet: { ...user.wallet, balance: formatAmount(user.wallet.balance) }, cards: user.cards.map(cardJson) },
+        },
+      };
+    },
+  },
+  'cards list': {
+    usage: 'cards list [--user USER_ID]',
+    options: { user: { type: 'string' } },
+    async run({ admin }, v) {
+      const cards = await admin.listCards({ userId: optionalText(v, 'user') });
+      return { human: cardTable(cards), json: { cards: cards.map(cardJson) } };
     },
   },
   'wallet deposit': {

@@ -17,7 +17,7 @@ import { createMainMenu, menuFeature } from './features/menu.js';
 import { unhandledFeature } from './features/unhandled.js';
 import { createI18n, createTranslators, localeOf, translations } from './i18n.js';
 import { startOutboxLoop } from './outbox.js';
-import { botTables, LinkCache } from './repository.js';
+import { botTables, CONVERSATION_KEY_PREFIX, LinkCache } from './repository.js';
 import type { BotDeps, Services } from './services.js';
 import { kvStorage } from './storage.js';
 
@@ -126,7 +126,7 @@ export function createBot(deps: BotDeps, options: { botInfo?: UserFromGetMe; fet
   const chat = new Composer<BotContext>(
     conversations<BotContext, ConversationContext>({
       // Version 1: the flows as one conversation; state kept under the earlier layout is dropped.
-      storage: { type: 'key', version: 1, adapter: kvStorage(s.db, deps.clock, 'conversation:'), getStorageKey: (ctx) => ctx.chat?.id.toString() },
+      storage: { type: 'key', version: 1, adapter: kvStorage(s.db, deps.clock, CONVERSATION_KEY_PREFIX), getStorageKey: (ctx) => ctx.chat?.id.toString() },
     }),
     callerMiddleware(s),
     cancelFeature(),

@@ -4,7 +4,8 @@ import { loggableError } from '../log-safe.js';
 import type { CoreEvent } from '../core/events.js';
 import { money } from './format.js';
 import { alertKeyboard } from './keyboards.js';
-import { chatLocaleKey, chatsOfUser, pruneBookkeeping, readKv, recordDelivery, wasDelivered } from './repository.js';
+import { chatLocaleKey, chatsOfUser, forgetNotice, pendingNotices, pruneBookkeeping, readKv, recordDelivery, wasDelivered } from './repository.js';
+import { isCardServiceError } from '../core/errors.js';
 import type { BotContext } from './context.js';
 import { deleteLater, type Services } from './services.js';
 import { startLoop, type Loop, type Report } from './loop.js';
@@ -27,16 +28,20 @@ export function startOutboxLoop(s: Services, api: Api, report?: Report): Loop {
       await pruneBookkeeping(s.db, new Date(now - 24 * HOUR));
       prunedAt = now;
     }
+    await tellUnlinkedChats(s, api);
     const events = await s.core.events.pending(50);
     for (const pending of events) {
       for (const link of await chatsOfUser(s.db, pending.userId)) {
         if (await wasDelivered(s.db, pending.seq, link.chatId)) continue;
+        // Only to a chat whose token still works: a revocation ends its links, and a link made in the
+        // moment of a revocation still finds its token refused here.
+        if (!(await tokenStillValid(s, link.tokenHash))) continue;
         try {
           await push(s, api, link.chatId, pending.event);
         } catch (error) {
           // A chat that blocked the bot or is gone will never take it: skip it rather than hold up
           // every later event. Anything else (network, server) is retried on the next tick.
-          if (!(error instanceof GrammyError) || (error.error_code !== 400 && error.error_code !== 403)) throw error;
+          if (!undeliverable(error)) throw error;
           s.logger.warn({ chatId: link.chatId, seq: pending.seq, err: loggableError(error) }, 'event not deliverable to a chat; skipped');
         }
         await recordDelivery(s.db, pending.seq, link.chatId, s.clock.now());
@@ -45,6 +50,34 @@ export function startOutboxLoop(s: Services, api: Api, report?: Report): Loop {
     }
     return events.length === 50 ? 0 : undefined;
   });
+}
+
+async function tokenStillValid(s: Services, tokenHash: string): Promise<boolean> {
+  try {
+    await s.core.authenticateByTokenHash(tokenHash);
+    return true;
+  } catch (error) {
+    if (isCardServiceError(error) && error.code === 'INVALID_TOKEN') return false;
+    throw error;
+  }
+}
+
+/** Chats whose link ended (a revoked token, an operator) are told once, in the language they were linked in. */
+async function tellUnlinkedChats(s: Services, api: Api): Promise<void> {
+  for (const notice of await pendingNotices(s.db)) {
+    try {
+      await api.sendMessage(notice.chatId, (s.i18n as I18n<BotContext>).t(notice.locale, `unlinked-${notice.kind}`));
+    } catch (error) {
+      if (!undeliverable(error)) throw error;
+      s.logger.warn({ chatId: notice.chatId, err: loggableError(error) }, 'unlink notice not deliverable to a chat; skipped');
+    }
+    await forgetNotice(s.db, notice);
+  }
+}
+
+/** A chat that blocked the bot or is gone will never take a message. */
+function undeliverable(error: unknown): boolean {
+  return error instanceof GrammyError && (error.error_code === 400 || error.error_code === 403);
 }
 
 async function push(s: Services, api: Api, chatId: number, event: CoreEvent): Promise<void> {

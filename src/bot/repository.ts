@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import type { ChatLinkPort, UnlinkReason } from '../core/chat-links.js';
 import type { Db } from '../db/schema.js';
 
 /** The bot's own tables (migrations/20261122_02_bot.ts). The bot never touches the core's tables. */
@@ -8,7 +9,11 @@ export type BotTables = {
   bot_pending_deletions: { chat_id: number; message_id: number; due_at: string };
   bot_deliveries: { seq: number; chat_id: number; delivered_at: string };
   bot_confirmations: { nonce: string; chat_id: number; created_at: string; used_at: string | null };
+  bot_notices: { chat_id: number; kind: string; locale: string | null; created_at: string };
 };
+
+/** Where a chat's conversation state is kept in `bot_kv`. */
+export const CONVERSATION_KEY_PREFIX = 'conversation:';
 
 export type BotDb = Kysely<BotTables>;
 
@@ -160,4 +165,58 @@ export async function pruneBookkeeping(db: BotDb, olderThan: Date): Promise<void
   const cutoff = olderThan.toISOString();
   await db.deleteFrom('bot_confirmations').where('created_at', '<', cutoff).execute();
   await db.deleteFrom('bot_deliveries').where('delivered_at', '<', cutoff).execute();
+}
+
+/**
+ * The bot's chat links as the core's `ChatLinkPort`: the core ends them in the transaction that revokes
+ * their token (from any process, the command line included). A chat's flow state and open confirmations
+ * go with its link, and a notice waits in `bot_notices` until the chat has been told, once.
+ */
+export const botChatLinks: ChatLinkPort = {
+  async endForTokens(ex, tokenHashes, at) {
+    if (tokenHashes.length === 0) return [];
+    const db = ex.withTables<BotTables>() as unknown as BotDb;
+    const rows = await db.selectFrom('bot_chat_links').select('chat_id').where('token_hash', 'in', tokenHashes).execute();
+    const chats = rows.map((row) => Number(row.chat_id));
+    for (const chatId of chats) await endLink(db, chatId, 'token_revoked', at);
+    return chats;
+  },
+  async endChat(ex, chatId, reason, at) {
+    return endLink(ex.withTables<BotTables>() as unknown as BotDb, chatId, reason, at);
+  },
+  async list(ex, filter = {}) {
+    let query = ex.withTables<BotTables>().selectFrom('bot_chat_links').selectAll().orderBy('linked_at');
+    if (filter.userId !== undefined) query = query.where('user_id', '=', filter.userId);
+    const rows = await query.execute();
+    return rows.map((row) => ({ chatId: Number(row.chat_id), userId: row.user_id, tokenHash: row.token_hash, linkedAt: row.linked_at }));
+  },
+};
+
+async function endLink(db: BotDb, chatId: number, reason: UnlinkReason, at: string): Promise<boolean> {
+  const removed = await db.deleteFrom('bot_chat_links').where('chat_id', '=', chatId).executeTakeFirst();
+  if (Number(removed.numDeletedRows) === 0) return false;
+  await db.deleteFrom('bot_kv').where('key', '=', `${CONVERSATION_KEY_PREFIX}${chatId}`).execute();
+  await db.deleteFrom('bot_confirmations').where('chat_id', '=', chatId).where('used_at', 'is', null).execute();
+  const locale = await db.selectFrom('bot_kv').select('value').where('key', '=', chatLocaleKey(chatId)).executeTakeFirst();
+  await db
+    .insertInto('bot_notices')
+    .values({ chat_id: chatId, kind: reason, locale: locale?.value ?? null, created_at: at })
+    .onConflict((oc) => oc.columns(['chat_id', 'kind']).doNothing())
+    .execute();
+  return true;
+}
+
+export interface Notice {
+  chatId: number;
+  kind: UnlinkReason;
+  locale: string;
+}
+
+export async function pendingNotices(db: BotDb, limit = 50): Promise<Notice[]> {
+  const rows = await db.selectFrom('bot_notices').selectAll().orderBy('created_at').limit(limit).execute();
+  return rows.map((row) => ({ chatId: Number(row.chat_id), kind: row.kind as UnlinkReason, locale: row.locale ?? 'en' }));
+}
+
+export async function forgetNotice(db: BotDb, notice: Notice): Promise<void> {
+  await db.deleteFrom('bot_notices').where('chat_id', '=', notice.chatId).where('kind', '=', notice.kind).execute();
 }

@@ -1,6 +1,7 @@
 import { randomInt, randomUUID } from 'node:crypto';
 import { recordCardTransaction } from './card-records.js';
-import type { Executor } from '../db/schema.js';
+import type { SelectQueryBuilder } from 'kysely';
+import type { Database, Executor } from '../db/schema.js';
 import { accountBalance, lockedBalance, lockedCardStatus, selectCards } from './card-queries.js';
 import type { CoreDeps } from './deps.js';
 import { createSandboxMailbox } from './mailbox.js';
@@ -8,6 +9,7 @@ import { CardServiceError } from './errors.js';
 import { recordEvent } from './events.js';
 import { checkLedger, createAccount, postJournal, SYSTEM_ACCOUNTS, systemAccountId } from './ledger.js';
 import type { Cents } from './money.js';
+import type { LinkedChat } from './chat-links.js';
 import { hashToken, newApiToken } from './secrets.js';
 import { toBin, toPlan, type Bin, type CardCategory, type CardTransaction, type Plan } from './views.js';
 
@@ -68,12 +70,48 @@ const DEFAULT_FEES: { category: CardCategory; percentBps: number; fixed: Cents }
   { category: 'Wallet', percentBps: 300, fixed: 50 },
 ];
 
+type ActiveTokens = SelectQueryBuilder<Database, 'api_tokens', { id: string; token_hash: string }>;
+
 function checkDeposit(amount: Cents): void {
   if (!Number.isSafeInteger(amount) || amount <= 0) throw new AdminError('A deposit must be a positive amount');
 }
 
 /** What an operator does: users, tokens, funding, catalogue, fees, coupons, sandbox simulations, checks. */
-export function createAdminService({ db, clock }: CoreDeps) {
+/** An API token as an operator sees it: never the token itself. */
+export interface TokenRecord {
+  id: string;
+  userId: string;
+  /** The token's first characters (`vc_` and four more), or null for tokens issued before they were kept. */
+  prefix: string | null;
+  createdAt: string;
+  lastUsedAt: string | null;
+  revokedAt: string | null;
+}
+
+export interface CardRecord {
+  id: string;
+  number: number;
+  userId: string;
+  name: string;
+  status: string;
+  category: string;
+  maskedPan: string;
+  balance: Cents;
+  createdAt: string;
+}
+
+export interface ChatLinkRecord {
+  chatId: number;
+  userId: string;
+  /** The token the chat was linked with (null if that token no longer exists). */
+  tokenId: string | null;
+  linkedAt: string;
+}
+
+/** How many characters of a token are kept to tell it apart: `vc_` and 24 of its 256 random bits. */
+const TOKEN_PREFIX_LENGTH = 7;
+
+export function createAdminService({ db, clock, chatLinks }: CoreDeps) {
   const now = () => clock.now().toISOString();
   const mailbox = createSandboxMailbox(db, clock);
 
@@ -91,8 +129,45 @@ export function createAdminService({ db, clock }: CoreDeps) {
 
   async function insertToken(ex: Executor, userId: string): Promise<string> {
     const token = newApiToken();
-    await ex.insertInto('api_tokens').values({ id: randomUUID(), user_id: userId, token_hash: hashToken(token), created_at: now(), revoked_at: null }).execute();
+    await ex
+      .insertInto('api_tokens')
+      .values({
+        id: randomUUID(),
+        user_id: userId,
+        token_hash: hashToken(token),
+        prefix: token.slice(0, TOKEN_PREFIX_LENGTH),
+        created_at: now(),
+        revoked_at: null,
+        last_used_at: null,
+      })
+      .execute();
     return token;
+  }
+
+  /**
+   * Revokes the still-active tokens `which` selects and ends the chat links made with them, in one
+   * transaction: from its commit on, no request, bot update or push goes through for those tokens.
+   */
+  async function revoke(which: (q: ActiveTokens) => ActiveTokens): Promise<{ tokens: number; chats: number[] }> {
+    const at = now();
+    return db.transaction().execute(async (trx) => {
+      const active = await which(trx.selectFrom('api_tokens').select(['id', 'token_hash']).where('revoked_at', 'is', null)).execute();
+      if (active.length === 0) return { tokens: 0, chats: [] };
+      await trx.updateTable('api_tokens').set({ revoked_at: at }).where('id', 'in', active.map((t) => t.id)).execute();
+      const chats = await chatLinks.endForTokens(trx, active.map((t) => t.token_hash), at);
+      return { tokens: active.length, chats };
+    });
+  }
+
+  function toTokenRecord(row: { id: string; user_id: string; prefix: string | null; created_at: string; last_used_at: string | null; revoked_at: string | null }): TokenRecord {
+    return { id: row.id, userId: row.user_id, prefix: row.prefix, createdAt: row.created_at, lastUsedAt: row.last_used_at, revokedAt: row.revoked_at };
+  }
+
+  async function linkRecords(links: LinkedChat[]): Promise<ChatLinkRecord[]> {
+    const hashes = [...new Set(links.map((l) => l.tokenHash))];
+    const tokens = hashes.length ? await db.selectFrom('api_tokens').select(['id', 'token_hash']).where('token_hash', 'in', hashes).execute() : [];
+    const idOf = new Map(tokens.map((t) => [t.token_hash, t.id]));
+    return links.map((l) => ({ chatId: l.chatId, userId: l.userId, tokenId: idOf.get(l.tokenHash) ?? null, linkedAt: l.linkedAt }));
   }
 
   async function depositInto(trx: Executor, walletAccountId: number, amount: Cents): Promise<Cents> {
@@ -198,14 +273,74 @@ export function createAdminService({ db, clock }: CoreDeps) {
       return insertToken(db, userId);
     },
 
-    async revokeToken(token: string): Promise<void> {
-      const revoked = await db
-        .updateTable('api_tokens')
-        .set({ revoked_at: now() })
-        .where('token_hash', '=', hashToken(token))
-        .where('revoked_at', 'is', null)
-        .executeTakeFirst();
-      if (revoked.numUpdatedRows === 0n) throw new AdminError('No active token matches');
+    /** Revokes the token given in full; its chats are unlinked in the same transaction. */
+    async revokeToken(token: string): Promise<{ chats: number[] }> {
+      const { tokens, chats } = await revoke((q) => q.where('token_hash', '=', hashToken(token)));
+      if (tokens === 0) throw new AdminError('No active token matches');
+      return { chats };
+    },
+
+    /** Revokes a token by its id (from `tokens list`): no plaintext needed. */
+    async revokeTokenById(tokenId: string): Promise<{ chats: number[] }> {
+      const { tokens, chats } = await revoke((q) => q.where('id', '=', tokenId));
+      if (tokens === 0) throw new AdminError(`No active token with id ${tokenId}`);
+      return { chats };
+    },
+
+    /** Cuts a user off: every active token revoked and every linked chat unlinked, at once. */
+    async revokeAllTokens(userId: string): Promise<{ tokens: number; chats: number[] }> {
+      await requireUser(userId);
+      return revoke((q) => q.where('user_id', '=', userId));
+    },
+
+    async listTokens(userId: string): Promise<TokenRecord[]> {
+      await requireUser(userId);
+      const rows = await db.selectFrom('api_tokens').selectAll().where('user_id', '=', userId).orderBy('created_at').orderBy('id').execute();
+      return rows.map(toTokenRecord);
+    },
+
+    async listLinks(filter: { userId?: string } = {}): Promise<ChatLinkRecord[]> {
+      if (filter.userId !== undefined) await requireUser(filter.userId);
+      return linkRecords(await chatLinks.list(db, filter));
+    },
+
+    /** Unlinks one chat (its flows end; it is told once). */
+    async removeLink(chatId: number): Promise<void> {
+      const removed = await db.transaction().execute((trx) => chatLinks.endChat(trx, chatId, 'removed_by_operator', now()));
+      if (!removed) throw new AdminError(`Chat ${chatId} is not linked`);
+    },
+
+    async listCards(filter: { userId?: string } = {}): Promise<CardRecord[]> {
+      if (filter.userId !== undefined) await requireUser(filter.userId);
+      let query = selectCards(db).orderBy('cards.number');
+      if (filter.userId !== undefined) query = query.where('cards.user_id', '=', filter.userId);
+      const rows = await query.execute();
+      return rows.map((r) => ({
+        id: r.id,
+        number: r.number,
+        userId: r.user_id,
+        name: r.name,
+        status: r.status,
+        category: r.category,
+        maskedPan: r.masked_pan,
+        balance: Number(r.balance),
+        createdAt: r.created_at,
+      }));
+    },
+
+    /** What an operator needs to see of one user: wallet, cards, tokens and linked chats. */
+    async showUser(userId: string) {
+      const user = await requireUser(userId);
+      const wallet = await db.selectFrom('accounts').select(['balance', 'updated_at']).where('id', '=', user.wallet_account_id).executeTakeFirstOrThrow();
+      return {
+        id: user.id,
+        name: user.name,
+        createdAt: user.created_at,
+        wallet: { balance: Number(wallet.balance), updatedAt: wallet.updated_at },
+        cards: await admin.listCards({ userId }),
+        tokens: await admin.listTokens(userId),
+        chats: await admin.listLinks({ userId }),
+      };
     },
 
     /** Funds a wallet: money entering the system, as a journal like every other movement. */

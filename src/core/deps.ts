@@ -1,4 +1,5 @@
 import type { Db } from '../db/schema.js';
+import type { ChatLinkPort } from './chat-links.js';
 import type { CardDataCipher } from './secrets.js';
 import type { Clock } from './clock.js';
 import type { OtpMailbox } from './mailbox.js';
@@ -13,4 +14,6 @@ export interface CoreDeps {
   mailbox: OtpMailbox;
   cipher: CardDataCipher;
   settings: CoreSettings;
+  /** The chats linked to tokens (the bot's), ended when their token is revoked. */
+  chatLinks: ChatLinkPort;
 }

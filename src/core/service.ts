@@ -14,10 +14,15 @@ const callerByTokenHash = compiledOnce(1, (ex, tokenHash: string) =>
   ex
     .selectFrom('api_tokens')
     .innerJoin('users', 'users.id', 'api_tokens.user_id')
-    .select(['users.id as userId', 'users.wallet_account_id as walletAccountId'])
+    .select(['users.id as userId', 'users.wallet_account_id as walletAccountId', 'api_tokens.id as tokenId', 'api_tokens.last_used_at as lastUsedAt'])
     .where('api_tokens.token_hash', '=', tokenHash)
     .where('api_tokens.revoked_at', 'is', null),
 );
+
+const recordUse = compiledOnce(2, (ex, tokenId: string, at: string) => ex.updateTable('api_tokens').set({ last_used_at: at }).where('id', '=', tokenId));
+
+/** A token's last use is written at most this often: a write per request would make every read a write. */
+const LAST_USE_RESOLUTION_MS = 60_000;
 
 /**
  * The card service: every operation of the interface as a function of a caller. The HTTP API and
@@ -30,6 +35,19 @@ const callerByTokenHash = compiledOnce(1, (ex, tokenHash: string) =>
  */
 export function createCardService(deps: CoreDeps) {
   const { db, clock, settings } = deps;
+
+  /** The caller behind a token's hash; its last use is recorded (at most once a minute). Runs on every request: compiled once. */
+  async function authenticateByTokenHash(tokenHash: string): Promise<Caller> {
+    const { rows } = await callerByTokenHash.execute(db, tokenHash);
+    const row = rows[0];
+    if (!row) throw new CardServiceError('INVALID_TOKEN');
+    const now = clock.now();
+    if (row.lastUsedAt === null || now.getTime() - Date.parse(row.lastUsedAt) >= LAST_USE_RESOLUTION_MS) {
+      await recordUse.execute(db, row.tokenId, now.toISOString());
+    }
+    return { userId: row.userId, walletAccountId: Number(row.walletAccountId) };
+  }
+
   return {
     schemas: inputGuards(settings).schemas,
     settings,
@@ -41,25 +59,11 @@ export function createCardService(deps: CoreDeps) {
     /** The caller an API token stands for; a missing, unknown or revoked token is refused. */
     async authenticate(token: string | undefined): Promise<Caller> {
       if (!token) throw new CardServiceError('INVALID_TOKEN');
-      const row = await db
-        .selectFrom('api_tokens')
-        .innerJoin('users', 'users.id', 'api_tokens.user_id')
-        .select(['users.id as userId', 'users.wallet_account_id as walletAccountId'])
-        .where('api_tokens.token_hash', '=', hashToken(token))
-        .where('api_tokens.revoked_at', 'is', null)
-        .executeTakeFirst();
-      if (!row) throw new CardServiceError('INVALID_TOKEN');
-      return row;
+      return authenticateByTokenHash(hashToken(token));
     },
 
     /** Like `authenticate`, for an edge that keeps only the token's hash (the bot's chat links). */
-    async authenticateByTokenHash(tokenHash: string): Promise<Caller> {
-      // Runs on every bot update: compiled once.
-      const { rows } = await callerByTokenHash.execute(db, tokenHash);
-      const row = rows[0];
-      if (!row) throw new CardServiceError('INVALID_TOKEN');
-      return { userId: row.userId, walletAccountId: Number(row.walletAccountId) };
-    },
+    authenticateByTokenHash,
 
     async health(): Promise<Health> {
       await sql`select 1`.execute(db);

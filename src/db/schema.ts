@@ -15,6 +15,10 @@ export interface ApiTokensTable {
   token_hash: string;
   created_at: string;
   revoked_at: string | null;
+  /** The token's first characters, for an operator to tell tokens apart; null for tokens issued before it was kept. */
+  prefix: string | null;
+  /** Recorded at most once a minute per token. */
+  last_used_at: string | null;
 }
 
 export type AccountKind = 'wallet' | 'card' | 'system';

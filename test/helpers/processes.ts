@@ -1,0 +1,99 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer, type AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+
+/** The project's entry points, run as an operator runs them: each in its own process. */
+export const ENTRY = {
+  main: fileURLToPath(new URL('../../src/main.ts', import.meta.url)),
+  api: fileURLToPath(new URL('../../src/api-main.ts', import.meta.url)),
+  admin: fileURLToPath(new URL('../../src/admin/cli.ts', import.meta.url)),
+};
+const TSX = import.meta.resolve('tsx');
+
+export interface StartedProcess {
+  child: ChildProcess;
+  /** Log lines parsed as JSON (a line that is not JSON is kept as `{ msg: line }`). */
+  logs: Record<string, any>[];
+  /** Everything the process printed, standard output and error. */
+  output: () => string;
+  waitForLog(msg: string): Promise<Record<string, any>>;
+  exited: Promise<number | null>;
+}
+
+/**
+ * Runs `script` (src/main.ts by default) in `cwd` (a temporary folder, so no developer's `.env` is read)
+ * with only PATH and `env` set.
+ */
+export function startProcess(cwd: string, env: Record<string, string>, script = ENTRY.main, args: string[] = []): StartedProcess {
+  const child = spawn(process.execPath, ['--import', TSX, script, ...args], {
+    cwd,
+    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let text = '';
+  const logs: Record<string, any>[] = [];
+  const waiters = new Set<() => void>();
+  const take = (chunk: Buffer) => {
+    text += chunk.toString('utf8');
+    const lines = text.split('\n');
+    for (const line of lines.slice(logs.length, -1)) {
+      try {
+        logs.push(JSON.parse(line));
+      } catch {
+        logs.push({ msg: line });
+      }
+    }
+    for (const wake of [...waiters]) wake();
+  };
+  child.stdout!.on('data', take);
+  let errors = '';
+  child.stderr!.on('data', (chunk: Buffer) => (errors += chunk.toString('utf8')));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return {
+    child,
+    logs,
+    exited,
+    output: () => text + errors,
+    waitForLog(msg) {
+      return new Promise((resolve, reject) => {
+        const check = () => {
+          const found = logs.find((l) => l.msg === msg);
+          if (found) {
+            waiters.delete(check);
+            clearTimeout(timer);
+            resolve(found);
+          }
+        };
+        const timer = setTimeout(() => {
+          waiters.delete(check);
+          reject(new Error(`No log line "${msg}" within 20 s; output:\n${text}${errors}`));
+        }, 20_000);
+        waiters.add(check);
+        void exited.then(() => setTimeout(check, 50));
+        check();
+      });
+    },
+  };
+}
+
+/** `npm run admin -- <args> --json` in its own process: the exit code and the one JSON object it printed. */
+export async function runAdminCli(cwd: string, env: Record<string, string>, ...args: string[]): Promise<{ code: number | null; json: Record<string, any>; output: string }> {
+  const started = startProcess(cwd, { LOG_LEVEL: 'warn', ...env }, ENTRY.admin, [...args, '--json']);
+  const code = await started.exited;
+  const lines = started.output().trim().split('\n');
+  let json: Record<string, any> = {};
+  try {
+    json = JSON.parse(lines.find((l) => l.startsWith('{"ok"')) ?? '{}');
+  } catch {
+    // left empty: the caller asserts on `output`
+  }
+  return { code, json, output: started.output() };
+}
+
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
