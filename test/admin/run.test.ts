@@ -166,6 +166,55 @@ describe('admin command line', () => {
     assert.match(result.out, /Ledger is consistent/);
   });
 
+  test('tokens list shows id, prefix, created, last used and revoked, never a token', async () => {
+    const kim = await newCustomer(t, 0, 'Kim');
+    const spare = (await admin('tokens', 'issue', '--user', kim.userId, '--json')).json().token as string;
+    t.clock.advance(120_000);
+    await t.core.authenticate(kim.token);
+    await admin('tokens', 'revoke', '--token', spare);
+    const listed = await admin('tokens', 'list', '--user', kim.userId, '--json');
+    const tokens = listed.json().tokens as Record<string, string | null>[];
+    assert.deepEqual(
+      tokens.map((row) => [row.prefix, row.lastUsedAt !== null, row.revokedAt !== null]),
+      [
+        [kim.token.slice(0, 7), true, false],
+        [spare.slice(0, 7), false, true],
+      ],
+    );
+    assert.deepEqual(Object.keys(tokens[0]!).sort(), ['createdAt', 'id', 'lastUsedAt', 'prefix', 'revokedAt', 'userId']);
+    const human = await admin('tokens', 'list', '--user', kim.userId);
+    assert.match(human.out, /REVOKED/);
+    for (const out of [listed.out, human.out]) assert.ok(!out.includes(kim.token) && !out.includes(spare), 'no plaintext token');
+  });
+
+  test('tokens revoke --id needs no plaintext; --user needs --all; one way at a time', async () => {
+    const lee = await newCustomer(t, 0, 'Lee');
+    const [token] = (await admin('tokens', 'list', '--user', lee.userId, '--json')).json().tokens as { id: string }[];
+    assert.equal((await admin('tokens', 'revoke', '--user', lee.userId)).code, 1);
+    assert.equal((await admin('tokens', 'revoke', '--id', token!.id, '--user', lee.userId, '--all')).code, 1);
+    await t.core.authenticate(lee.token);
+    const revoked = await admin('tokens', 'revoke', '--id', token!.id, '--json');
+    assert.deepEqual(revoked.json(), { ok: true, revoked: 1, unlinkedChats: [] });
+    await assert.rejects(t.core.authenticate(lee.token), /Invalid or missing API token/);
+    assert.equal((await admin('tokens', 'revoke', '--id', token!.id)).code, 1);
+  });
+
+  test('users show and cards list give an operator the card ids, states and balances simulate needs', async () => {
+    const max = await newCustomer(t, 50_000, 'Max');
+    const card = await newCard(t, max, 'Travel');
+    await t.core.freeze(max.caller, card.id);
+    const shown = (await admin('users', 'show', max.userId, '--json')).json().user;
+    assert.equal(shown.wallet.balance, '495.00');
+    assert.deepEqual(shown.cards.map((c: Record<string, unknown>) => [c.id, c.name, c.status, c.balance]), [[card.id, 'Travel', 'frozen', '0.00']]);
+    assert.equal(shown.tokens.length, 1);
+    assert.deepEqual(shown.chats, []);
+    const listed = (await admin('cards', 'list', '--user', max.userId, '--json')).json().cards;
+    assert.deepEqual(listed.map((c: Record<string, unknown>) => c.id), [card.id]);
+    assert.ok((await admin('cards', 'list', '--json')).json().cards.length >= 1);
+    assert.match((await admin('users', 'show', max.userId)).out, new RegExp(`${card.id}.*Travel.*frozen`));
+    assert.equal((await admin('users', 'show', 'nobody')).code, 1);
+  });
+
   test('ledger check exits non-zero when a cached balance differs from the entries', async () => {
     const ivy = await newCustomer(t, 1_000, 'Ivy');
     await t.database.db.updateTable('accounts').set({ balance: 999_999 }).where('id', '=', ivy.caller.walletAccountId).execute();
