@@ -62,6 +62,7 @@ export function coreSettingsFrom(config: Config): Partial<CoreSettings> {
     environment: config.APP_ENV,
     topupCooldownSeconds: config.TOPUP_COOLDOWN_SECONDS,
     withdrawCooldownSeconds: config.WITHDRAW_COOLDOWN_SECONDS,
+    otpRetentionSeconds: config.OTP_RETENTION_SECONDS,
   };
 }
 

@@ -3,6 +3,7 @@ import { startBot, startWebhookBot, type BotDeps, type RunningBot } from './bot/
 import { startCoreFromConfig, type CoreRuntime } from './compose.js';
 import { ConfigError, loadConfig, requireBotToken, type Config } from './config.js';
 import { loadDotEnv } from './env.js';
+import { startHousekeeping } from './housekeeping.js';
 import { loggableError } from './log-safe.js';
 import { createLogger, type Logger } from './logger.js';
 import { stopOnSignals } from './shutdown.js';
@@ -27,12 +28,14 @@ function botDeps(runtime: CoreRuntime, config: Config, token: string, logger: Lo
 async function start(config: Config, logger: Logger): Promise<() => Promise<void>> {
   const token = config.BOT_ENABLED ? requireBotToken(config) : undefined;
   const runtime = await startCoreFromConfig(config, logger);
+  const housekeeping = startHousekeeping(runtime, logger);
   let api: RunningHttpApi | undefined;
   let bot: RunningBot | undefined;
   // In-flight work first (HTTP requests and webhook updates, then polled updates), the database last.
   const stop = async () => {
     await api?.close();
     await bot?.stop();
+    await housekeeping.stop();
     await runtime.close();
   };
   try {
@@ -48,7 +51,8 @@ async function start(config: Config, logger: Logger): Promise<() => Promise<void
           });
         },
       });
-      logger.info({ path }, 'bot serving its webhook');
+      // Not the path: it may carry a secret.
+      logger.info('bot serving its webhook');
     } else {
       if (config.HTTP_ENABLED) api = await startHttpApi(runtime, config, logger);
       if (token !== undefined) bot = await startBot(botDeps(runtime, config, token, logger));

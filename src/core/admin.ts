@@ -10,6 +10,7 @@ import { recordEvent } from './events.js';
 import { checkLedger, createAccount, postJournal, SYSTEM_ACCOUNTS, systemAccountId } from './ledger.js';
 import type { Cents } from './money.js';
 import type { LinkedChat } from './chat-links.js';
+import { createRetention } from './retention.js';
 import { hashToken, newApiToken } from './secrets.js';
 import { toBin, toPlan, type Bin, type CardCategory, type CardTransaction, type Plan } from './views.js';
 
@@ -111,9 +112,11 @@ export interface ChatLinkRecord {
 /** How many characters of a token are kept to tell it apart: `vc_` and 24 of its 256 random bits. */
 const TOKEN_PREFIX_LENGTH = 7;
 
-export function createAdminService({ db, clock, chatLinks }: CoreDeps) {
+export function createAdminService(deps: CoreDeps) {
+  const { db, clock, chatLinks } = deps;
   const now = () => clock.now().toISOString();
   const mailbox = createSandboxMailbox(db, clock);
+  const retention = createRetention(deps);
 
   async function cardById(cardId: string) {
     const card = await selectCards(db).where('cards.id', '=', cardId).executeTakeFirst();
@@ -489,6 +492,9 @@ export function createAdminService({ db, clock, chatLinks }: CoreDeps) {
     },
 
     checkLedger: () => checkLedger(db),
+
+    /** Deletes OTP codes past their retention and the outbox's delivered or stale rows. */
+    purgeExpired: () => retention.purge(),
   };
 
   async function simulate(cardId: string, amount: Cents, merchant: string, side: 'Debit' | 'Credit'): Promise<SimulatedTransaction> {

@@ -11,6 +11,8 @@ export interface CoreSettings {
   withdrawMax: Cents;
   pageSizeDefault: number;
   pageSizeMax: number;
+  /** How long an OTP code is kept anywhere (the OTP list, the outbox, stored replies). */
+  otpRetentionSeconds: number;
 }
 
 export const defaultCoreSettings: CoreSettings = {
@@ -23,4 +25,5 @@ export const defaultCoreSettings: CoreSettings = {
   withdrawMax: 1_000_000,
   pageSizeDefault: 20,
   pageSizeMax: 100,
+  otpRetentionSeconds: 86_400,
 };
