@@ -2,6 +2,7 @@ import { startHttpApi, type RunningHttpApi } from './api/start.js';
 import { startBot, startWebhookBot, type BotDeps, type RunningBot } from './bot/index.js';
 import { startCoreFromConfig, type CoreRuntime } from './compose.js';
 import { ConfigError, loadConfig, requireBotToken, type Config } from './config.js';
+import { CardDataKeyError } from './core/secrets.js';
 import { loadDotEnv } from './env.js';
 import { startHousekeeping } from './housekeeping.js';
 import { loggableError } from './log-safe.js';
@@ -66,7 +67,7 @@ async function start(config: Config, logger: Logger): Promise<() => Promise<void
 
 /**
  * Runs the service as the settings say until a signal stops it: `npm start` (the bot and the HTTP API)
- * and `npm run api` (`BOT_ENABLED=false`) both come here. A bad setting exits with 2, a failed start with 1.
+ * and `npm run api` (`BOT_ENABLED=false`) both come here. A bad setting or card-data key exits with 2, a failed start with 1.
  */
 export async function runService(overrides: NodeJS.ProcessEnv = {}): Promise<void> {
   loadDotEnv();
@@ -82,8 +83,9 @@ export async function runService(overrides: NodeJS.ProcessEnv = {}): Promise<voi
   try {
     stopOnSignals(await start(config, logger), logger);
   } catch (error) {
-    if (error instanceof ConfigError) logger.fatal(error.message);
+    if (error instanceof ConfigError || error instanceof CardDataKeyError) logger.fatal(error.message);
     else logger.fatal({ err: loggableError(error) }, 'Could not start');
-    process.exit(1);
+    // A missing or wrong card-data key is fixed like a bad setting, by the operator: exit code 2.
+    process.exit(error instanceof CardDataKeyError ? 2 : 1);
   }
 }

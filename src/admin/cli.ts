@@ -2,6 +2,7 @@ import { loadConfig } from '../config.js';
 import { loadDotEnv } from '../env.js';
 import { createLogger } from '../logger.js';
 import { startCoreFromConfig } from '../compose.js';
+import { CardDataKeyError } from '../core/secrets.js';
 import { runAdmin } from './run.js';
 
 // `npm run admin -- <command>`: the operator's command line over the same database as the bot.
@@ -17,5 +18,6 @@ try {
   const message = (error as Error).message;
   if (process.argv.includes('--json')) console.log(JSON.stringify({ ok: false, error: message }));
   else console.error(`Error: ${message}`);
-  process.exitCode = 1;
+  // A missing or wrong card-data key is the operator's to fix, like a usage error: exit code 2.
+  process.exitCode = error instanceof CardDataKeyError ? 2 : 1;
 }

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { reservePrivateFile, restrictToOwner } from '../private-files.js';
 import { formatAmount, toCents, type Cents } from '../core/money.js';
 import { AdminError, type CardRecord, type TokenRecord } from '../core/admin.js';
 import type { CoreRuntime } from '../compose.js';
@@ -399,13 +400,39 @@ export const COMMANDS: Record<string, Command> = {
       return { human: lines.join('\n'), json: { ...result, consistent: true } };
     },
   },
+  'keys status': {
+    usage: 'keys status',
+    options: {},
+    async run({ cardDataKey }) {
+      const { fingerprint, file } = cardDataKey;
+      return { human: `Card-data key ${fingerprint}${file ? ` in ${file}` : ''}.`, json: { fingerprint, file } };
+    },
+  },
+  'keys rotate': {
+    usage: 'keys rotate --new-key-file FILE',
+    options: { 'new-key-file': { type: 'string' } },
+    async run({ cardDataKey }, v) {
+      const rotation = await cardDataKey.rotate(text(v, 'new-key-file'));
+      return {
+        human: [
+          `Re-encrypted ${rotation.cards} card(s) under the key ${rotation.to}, now in ${rotation.keyFile}: back it up.`,
+          `The retired key ${rotation.from} is kept in ${rotation.retiredKeyFile}.`,
+          'Restart every process that uses the database: they still hold the retired key.',
+        ].join('\n'),
+        json: { ...rotation },
+      };
+    },
+  },
   backup: {
     usage: 'backup --to FILE',
     options: { to: { type: 'string' } },
     async run({ database }, v) {
       if (!database.sqlite) throw new AdminError('backup copies the SQLite database; on Postgres use pg_dump');
       const target = path.resolve(text(v, 'to'));
+      // A copy of the card data: readable by its owner only, like the database.
+      reservePrivateFile(target);
       const progress = await database.sqlite.backup(target);
+      restrictToOwner(target);
       return { human: `Backed up ${progress.totalPages} pages to ${target}.`, json: { file: target, pages: progress.totalPages } };
     },
   },

@@ -1,32 +1,73 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from 'node:crypto';
+
+/**
+ * The card-data key is missing, wrong, open to other users, or not the one a value was sealed under.
+ * Starting stops on it with exit code 2, and the message says what to restore.
+ */
+export class CardDataKeyError extends Error {
+  override readonly name = 'CardDataKeyError';
+}
+
+/**
+ * What tells card-data keys apart without revealing them: safe to store beside the data and to print.
+ *
+ * @example
+ * cardDataKeyFingerprint(key); // '3f9a0c1d2e4b5a69'
+ */
+export function cardDataKeyFingerprint(key: Buffer): string {
+  return createHmac('sha256', key).update('card-data-key-fingerprint').digest('hex').slice(0, 16);
+}
 
 /**
  * Encrypts card data at rest with AES-256-GCM. The key never leaves this object. Each value is bound
  * to where it belongs (`context`, e.g. the card id and field) as associated data, so a value copied
- * to another card or field does not decrypt. `v1` values, sealed before that, still read without it.
+ * to another card or field does not decrypt, and names the key that sealed it
+ * (`v3.<fingerprint>.<iv>.<tag>.<body>`), so a value under another key is refused by name rather
+ * than failing as garbled. `v2` (bound, no key name) and `v1` (neither) values still read.
  */
 export interface CardDataCipher {
+  /** The fingerprint of this cipher's key. */
+  readonly fingerprint: string;
   encrypt(plain: string, context: string): string;
   decrypt(sealed: string, context: string): string;
 }
 
 export function createCardDataCipher(key: Buffer): CardDataCipher {
   if (key.length !== 32) throw new Error('The card-data key must be 32 bytes');
+  const fingerprint = cardDataKeyFingerprint(key);
+  const open = (iv: string, tag: string, body: string, context: string | undefined) => {
+    const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64'));
+    if (context !== undefined) decipher.setAAD(Buffer.from(context, 'utf8'));
+    decipher.setAuthTag(Buffer.from(tag, 'base64'));
+    return Buffer.concat([decipher.update(Buffer.from(body, 'base64')), decipher.final()]).toString('utf8');
+  };
   return {
+    fingerprint,
     encrypt(plain, context) {
       const iv = randomBytes(12);
       const cipher = createCipheriv('aes-256-gcm', key, iv);
       cipher.setAAD(Buffer.from(context, 'utf8'));
       const body = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
-      return ['v2', iv.toString('base64'), cipher.getAuthTag().toString('base64'), body.toString('base64')].join('.');
+      return ['v3', fingerprint, iv.toString('base64'), cipher.getAuthTag().toString('base64'), body.toString('base64')].join('.');
     },
     decrypt(sealed, context) {
-      const [version, iv, tag, body] = sealed.split('.');
-      if ((version !== 'v1' && version !== 'v2') || !iv || !tag || !body) throw new Error('Unreadable card data');
-      const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64'));
-      if (version === 'v2') decipher.setAAD(Buffer.from(context, 'utf8'));
-      decipher.setAuthTag(Buffer.from(tag, 'base64'));
-      return Buffer.concat([decipher.update(Buffer.from(body, 'base64')), decipher.final()]).toString('utf8');
+      const parts = sealed.split('.');
+      const [version] = parts;
+      if (version === 'v3' && parts.length === 5 && parts.every(Boolean)) {
+        const [, keyId, iv, tag, body] = parts as [string, string, string, string, string];
+        if (keyId !== fingerprint) {
+          throw new CardDataKeyError(
+            `Card data sealed under the card-data key ${keyId} cannot be read with key ${fingerprint}: ` +
+              'start with the key file the database names (a process started before a key rotation must be restarted)',
+          );
+        }
+        return open(iv, tag, body, context);
+      }
+      if ((version === 'v1' || version === 'v2') && parts.length === 4 && parts.every(Boolean)) {
+        const [, iv, tag, body] = parts as [string, string, string, string];
+        return open(iv, tag, body, version === 'v2' ? context : undefined);
+      }
+      throw new Error('Unreadable card data');
     },
   };
 }

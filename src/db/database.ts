@@ -1,4 +1,3 @@
-import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
@@ -6,6 +5,7 @@ import pg from 'pg';
 import type { Database } from './schema.js';
 import { allowImmediateReads } from './compiled-query.js';
 import { withStatementCache } from './sqlite-statement-cache.js';
+import { createPrivateFolder, reservePrivateFile, restrictToOwner } from '../private-files.js';
 
 export type DatabaseTarget =
   | { kind: 'sqlite'; file: string }
@@ -29,13 +29,24 @@ export function parseDatabaseUrl(url: string): DatabaseTarget {
   return { kind: 'sqlite', file: url };
 }
 
+/**
+ * Opens a SQLite file, readable by its owner only: a new file is created with mode 0600 in a folder
+ * created 0700, before SQLite makes its -wal and -shm (which take the database file's mode); files
+ * left wider by an older version are narrowed.
+ */
 export function openSqlite(file: string): BetterSqlite3.Database {
-  if (file !== ':memory:') mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+  const onDisk = file !== ':memory:' && file !== '';
+  if (onDisk) {
+    createPrivateFolder(path.dirname(path.resolve(file)));
+    reservePrivateFile(file);
+    restrictToOwner(file);
+  }
   const raw = new BetterSqlite3(file);
   raw.pragma('journal_mode = WAL');
   raw.pragma('synchronous = FULL');
   raw.pragma('foreign_keys = ON');
   raw.pragma('busy_timeout = 10000');
+  if (onDisk) for (const suffix of ['-wal', '-shm']) restrictToOwner(file + suffix);
   return raw;
 }
 

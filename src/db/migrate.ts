@@ -5,23 +5,62 @@ import { FileMigrationProvider, type Kysely, Migrator, PostgresAdapter, sql } fr
 
 export const MIGRATIONS_FOLDER = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../migrations');
 
-/** Applies every pending migration; throws with the failing migration's name on error. */
+/**
+ * Applies every pending migration; throws with the failing migration's name on error. Processes
+ * starting together on a fresh database migrate it once: the others wait, then find nothing to do.
+ */
 export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
-  const migrator = new Migrator({
-    db,
-    provider: new FileMigrationProvider({ fs, path, migrationFolder: MIGRATIONS_FOLDER }),
-    // Kysely looks for its migration tables in every schema unless told which: on a Postgres
-    // database with several schemas (one per environment or test) it would find another's.
-    migrationTableSchema: await currentPostgresSchema(db),
+  return whileMigrationLocked(db, async (connection) => {
+    const migrator = new Migrator({
+      db: connection,
+      provider: new FileMigrationProvider({ fs, path, migrationFolder: MIGRATIONS_FOLDER }),
+      // Kysely looks for its migration tables in every schema unless told which: on a Postgres
+      // database with several schemas (one per environment or test) it would find another's.
+      migrationTableSchema: await currentPostgresSchema(connection),
+    });
+    const { error, results = [] } = await migrator.migrateToLatest();
+    const failed = results.find((r) => r.status === 'Error');
+    if (error || failed) {
+      const reason = error instanceof Error ? error.message : String(error ?? 'unknown error');
+      throw new Error(`Migration ${failed?.migrationName ?? ''} failed: ${reason}`);
+    }
+    return results.map((r) => r.migrationName);
   });
-  const { error, results = [] } = await migrator.migrateToLatest();
-  const failed = results.find((r) => r.status === 'Error');
-  if (error || failed) {
-    const reason = error instanceof Error ? error.message : String(error ?? 'unknown error');
-    throw new Error(`Migration ${failed?.migrationName ?? ''} failed: ${reason}`);
-  }
-  return results.map((r) => r.migrationName);
 }
+
+/**
+ * Kysely's migrator locks too late for a first start: it creates its own tables before taking its
+ * lock, and on SQLite its lock is nothing and the migrations run outside a transaction. So the whole
+ * run holds a lock of ours, on the one connection that migrates:
+ * - SQLite: an IMMEDIATE transaction, the file's write lock (another process waits out its busy
+ *   timeout at `begin immediate`); a failed migration rolls back whole.
+ * - Postgres: a session advisory lock for the schema, in the two-key space (apart from the test
+ *   helpers' one-key lock and Kysely's own).
+ */
+async function whileMigrationLocked<T>(db: Kysely<any>, migrate: (connection: Kysely<any>) => Promise<T>): Promise<T> {
+  return db.connection().execute(async (connection) => {
+    if (connection.getExecutor().adapter instanceof PostgresAdapter) {
+      await sql`select pg_advisory_lock(${MIGRATION_LOCK}, hashtext(current_schema()))`.execute(connection);
+      try {
+        return await migrate(connection);
+      } finally {
+        await sql`select pg_advisory_unlock(${MIGRATION_LOCK}, hashtext(current_schema()))`.execute(connection);
+      }
+    }
+    await sql`begin immediate`.execute(connection);
+    try {
+      const result = await migrate(connection);
+      await sql`commit`.execute(connection);
+      return result;
+    } catch (error) {
+      // SQLite has already rolled back after some errors (a full disk): the first error is the one to tell.
+      await sql`rollback`.execute(connection).catch(() => undefined);
+      throw error;
+    }
+  });
+}
+
+const MIGRATION_LOCK = 20261123;
 
 async function currentPostgresSchema(db: Kysely<any>): Promise<string | undefined> {
   if (!(db.getExecutor().adapter instanceof PostgresAdapter)) return undefined;

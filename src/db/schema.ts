@@ -115,6 +115,14 @@ export interface CardsTable {
   updated_at: string;
 }
 
+/** The fingerprints of the card-data keys, never the keys: one current, the rest retired by rotations. */
+export interface CardDataKeysTable {
+  fingerprint: string;
+  state: 'current' | 'retired';
+  created_at: string;
+  retired_at: string | null;
+}
+
 export interface CardTransactionsTable {
   seq: Generated<number>;
   id: string;
@@ -174,6 +182,7 @@ export interface Database {
   platform_fees: PlatformFeesTable;
   coupons: CouponsTable;
   cards: CardsTable;
+  card_data_keys: CardDataKeysTable;
   card_transactions: CardTransactionsTable;
   card_otps: CardOtpsTable;
   sandbox_mailbox: SandboxMailboxTable;

@@ -168,6 +168,7 @@ describe('admin command line', () => {
 
   test('tokens list shows id, prefix, created, last used and revoked, never a token', async () => {
     const kim = await newCustomer(t, 0, 'Kim');
+    t.clock.advance(1_000);
     const spare = (await admin('tokens', 'issue', '--user', kim.userId, '--json')).json().token as string;
     t.clock.advance(120_000);
     await t.core.authenticate(kim.token);

@@ -18,6 +18,22 @@ describe('migrations', () => {
     }
   });
 
+  test('migrations started at once on one fresh Postgres schema all succeed, each applied once', { skip: !process.env.TEST_DATABASE_URL }, async () => {
+    const baseUrl = process.env.TEST_DATABASE_URL!;
+    const schema = await freshPostgresSchema(baseUrl);
+    const databases = Array.from({ length: 4 }, () => openDatabase(schema.url));
+    try {
+      const applied = await whileNoSchemaIsDropped(baseUrl, () => Promise.all(databases.map((d) => migrateToLatest(d.db))));
+      const all = applied.flat();
+      assert.ok(all.length >= 1);
+      assert.equal(new Set(all).size, all.length, 'no migration ran twice');
+      assert.equal(applied.filter((names) => names.length > 0).length, 1, 'one of them applied them all');
+    } finally {
+      for (const d of databases) await d.close();
+      await schema.drop();
+    }
+  });
+
   test('Postgres schemas migrate independently, each finding its own migration tables', { skip: !process.env.TEST_DATABASE_URL }, async () => {
     const baseUrl = process.env.TEST_DATABASE_URL!;
     const first = await freshPostgresSchema(baseUrl);

@@ -1,0 +1,248 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { randomBytes, createCipheriv } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, test, type TestContext } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { runAdmin } from '../../src/admin/run.js';
+import { startCore, type CoreRuntime } from '../../src/compose.js';
+import { reencryptCardData } from '../../src/core/card-data-keys.js';
+import { CardDataKeyError, cardDataKeyFingerprint, createCardDataCipher } from '../../src/core/secrets.js';
+import { dialects, freshPostgresSchema, whileNoSchemaIsDropped, type Dialect } from '../core/dialects.js';
+import { newCard, newCustomer, type Customer } from '../helpers/core.js';
+
+// `npm run admin -- keys rotate --new-key-file F`: every card's PAN and CVV re-encrypted under the new
+// key in one transaction, the new key put in place, the old one kept and refused from then on.
+
+const TSX = import.meta.resolve('tsx');
+const ADMIN_CLI = fileURLToPath(new URL('../../src/admin/cli.ts', import.meta.url));
+
+interface Place {
+  dir: string;
+  url: string;
+  keyFile: string;
+  /** Runs `work` while the test schemas may not be dropped (Postgres; see dialects.ts). */
+  guard<T>(work: () => Promise<T>): Promise<T>;
+}
+
+async function place(ctx: TestContext, dialect: Dialect): Promise<Place> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'keys-'));
+  ctx.after(() => rmSync(dir, { recursive: true, force: true }));
+  const keyFile = path.join(dir, 'data', 'card-data.key');
+  if (dialect === 'sqlite') return { dir, keyFile, url: path.join(dir, 'data', 'cards.db'), guard: (work) => work() };
+  const baseUrl = process.env.TEST_DATABASE_URL!;
+  const schema = await freshPostgresSchema(baseUrl);
+  ctx.after(() => schema.drop());
+  return { dir, keyFile, url: schema.url, guard: (work) => whileNoSchemaIsDropped(baseUrl, work) };
+}
+
+function open(p: Place): Promise<CoreRuntime> {
+  return p.guard(() => startCore({ databaseUrl: p.url, cardDataKey: { file: p.keyFile } }));
+}
+
+async function using<T>(p: Place, work: (t: CoreRuntime) => Promise<T>): Promise<T> {
+  const t = await open(p);
+  try {
+    return await work(t);
+  } finally {
+    await t.close();
+  }
+}
+
+const keyText = (key: Buffer) => `${key.toString('base64')}\n`;
+const readKey = (file: string) => Buffer.from(readFileSync(file, 'utf8').trim(), 'base64');
+
+function newKeyFile(p: Place, name = 'new.key', mode = 0o600): { file: string; key: Buffer } {
+  const key = randomBytes(32);
+  const file = path.join(p.dir, name);
+  writeFileSync(file, keyText(key), { mode });
+  return { file, key };
+}
+
+async function admin(p: Place, ...argv: string[]) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await runAdmin([...argv, '--json'], () => open(p), { out: (s) => out.push(s), err: (s) => err.push(s) });
+  return { code, json: JSON.parse(out.join('\n') || '{}') as Record<string, any>, err: err.join('\n') };
+}
+
+/** The CLI in its own process, as an operator runs it. */
+function cli(p: Place, ...argv: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return p.guard(
+    () =>
+      new Promise((resolve, reject) => {
+        const child = spawn(process.execPath, ['--import', TSX, ADMIN_CLI, ...argv], {
+          cwd: p.dir,
+          env: { PATH: process.env.PATH ?? '', DATABASE_URL: p.url, CARD_DATA_KEY_FILE: p.keyFile },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+        let stdout = '';
+        let stderr = '';
+        child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+        child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+        child.on('error', reject);
+        child.on('close', (code) => resolve({ code, stdout, stderr }));
+      }),
+  );
+}
+
+/** A value as an older version sealed it (`v1`: no associated data; `v2`: bound to its place); neither names its key. */
+function sealedOld(version: 'v1' | 'v2', key: Buffer, plain: string, context: string): string {
+  const iv = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', key, iv);
+  if (version === 'v2') cipher.setAAD(Buffer.from(context, 'utf8'));
+  const body = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
+  return [version, iv.toString('base64'), cipher.getAuthTag().toString('base64'), body.toString('base64')].join('.');
+}
+
+interface Holdings {
+  alice: Customer;
+  cards: { id: string; pan: string; cvv: string }[];
+}
+
+/** Three cards under the generated key: one sealed as `v1`, one as `v2`, one as today. */
+async function threeCards(p: Place): Promise<Holdings> {
+  return using(p, async (t) => {
+    const alice = await newCustomer(t, 500_000);
+    const key = readKey(p.keyFile);
+    const cards = [];
+    for (const version of ['v1', 'v2', 'v3'] as const) {
+      const card = await newCard(t, alice, version);
+      const details = await t.core.getSensitiveDetails(alice.caller, card.id);
+      if (version !== 'v3') {
+        await t.database.db
+          .updateTable('cards')
+          .set({ pan_encrypted: sealedOld(version, key, details.pan, `${card.id}:pan`), cvv_encrypted: sealedOld(version, key, details.cvv, `${card.id}:cvv`) })
+          .where('id', '=', card.id)
+          .execute();
+      }
+      cards.push({ id: card.id, pan: details.pan, cvv: details.cvv });
+    }
+    return { alice, cards };
+  });
+}
+
+async function sealedValues(t: CoreRuntime): Promise<string[]> {
+  const rows = await t.database.db.selectFrom('cards').select(['pan_encrypted', 'cvv_encrypted']).execute();
+  return rows.flatMap((r) => [r.pan_encrypted, r.cvv_encrypted]);
+}
+
+for (const dialect of dialects()) {
+  describe(`keys rotate (${dialect})`, () => {
+    test('rotation re-encrypts every card, v1 and v2 values too, under the new key, and each value names it', async (ctx) => {
+      const p = await place(ctx, dialect);
+      const { alice, cards } = await threeCards(p);
+      const oldKey = readKey(p.keyFile);
+      const next = newKeyFile(p);
+
+      const rotated = await cli(p, 'keys', 'rotate', '--new-key-file', next.file, '--json');
+      assert.equal(rotated.code, 0, rotated.stdout + rotated.stderr);
+      const answer = JSON.parse(rotated.stdout) as Record<string, unknown>;
+      assert.deepEqual(
+        { ok: answer.ok, from: answer.from, to: answer.to, cards: answer.cards },
+        { ok: true, from: cardDataKeyFingerprint(oldKey), to: cardDataKeyFingerprint(next.key), cards: 3 },
+      );
+
+      assert.deepEqual(readKey(p.keyFile), next.key, 'the new key is in the key file');
+      assert.equal(statSync(p.keyFile).mode & 0o777, 0o600);
+      await using(p, async (t) => {
+        for (const sealed of await sealedValues(t)) assert.ok(sealed.startsWith(`v3.${cardDataKeyFingerprint(next.key)}.`), sealed);
+        for (const card of cards) {
+          const details = await t.core.getSensitiveDetails(alice.caller, card.id);
+          assert.deepEqual({ pan: details.pan, cvv: details.cvv }, { pan: card.pan, cvv: card.cvv });
+        }
+        const keys = await t.database.db.selectFrom('card_data_keys').select(['fingerprint', 'state']).orderBy('created_at').orderBy('state').execute();
+        assert.deepEqual(
+          keys.map((k) => [k.fingerprint, k.state]).sort(),
+          [
+            [cardDataKeyFingerprint(oldKey), 'retired'],
+            [cardDataKeyFingerprint(next.key), 'current'],
+          ].sort(),
+        );
+      });
+    });
+
+    test('after a rotation the old key is kept beside the key file (mode 0600) and refused at start', async (ctx) => {
+      const p = await place(ctx, dialect);
+      await threeCards(p);
+      const oldKey = readKey(p.keyFile);
+      const rotated = await admin(p, 'keys', 'rotate', '--new-key-file', newKeyFile(p).file);
+      assert.equal(rotated.code, 0, rotated.err);
+      const kept = `${p.keyFile}.old-${cardDataKeyFingerprint(oldKey)}`;
+      assert.equal(rotated.json.retiredKeyFile, kept);
+      assert.deepEqual((await admin(p, 'keys', 'status')).json, { ok: true, fingerprint: rotated.json.to, file: p.keyFile });
+      assert.deepEqual(readKey(kept), oldKey);
+      assert.equal(statSync(kept).mode & 0o777, 0o600);
+
+      writeFileSync(p.keyFile, keyText(oldKey));
+      await assert.rejects(open(p), (error: unknown) => error instanceof CardDataKeyError && /retired by a key rotation/.test(error.message));
+      const refused = await cli(p, 'users', 'list');
+      assert.equal(refused.code, 2, refused.stderr);
+      assert.match(refused.stderr, /restore the key file from your backup; do not generate a new one/);
+    });
+
+    test('a new key file that is missing, open to others, not a key, or the current key is refused, changing nothing', async (ctx) => {
+      const p = await place(ctx, dialect);
+      await threeCards(p);
+      const before = await using(p, sealedValues);
+      const current = readKey(p.keyFile);
+      const sameKey = path.join(p.dir, 'same.key');
+      writeFileSync(sameKey, keyText(current), { mode: 0o600 });
+      const notAKey = path.join(p.dir, 'short.key');
+      writeFileSync(notAKey, 'c2hvcnQ=\n', { mode: 0o600 });
+      const cases: [string, RegExp][] = [
+        [path.join(p.dir, 'absent.key'), /does not exist/],
+        [newKeyFile(p, 'open.key', 0o644).file, /chmod 600/],
+        [notAKey, /not 32 bytes of base64/],
+        [sameKey, /nothing to rotate/],
+      ];
+      for (const [file, reason] of cases) {
+        await assert.rejects(admin(p, 'keys', 'rotate', '--new-key-file', file), (error: unknown) => error instanceof CardDataKeyError && reason.test(error.message));
+      }
+      assert.deepEqual(readKey(p.keyFile), current);
+      assert.deepEqual(await using(p, sealedValues), before);
+    });
+
+    test('a process started before the rotation seals no card under the retired key, and reads rotated cards with a key-id error', async (ctx) => {
+      const p = await place(ctx, dialect);
+      const { alice, cards } = await threeCards(p);
+      const stale = await open(p);
+      ctx.after(() => stale.close());
+      assert.equal((await admin(p, 'keys', 'rotate', '--new-key-file', newKeyFile(p).file)).code, 0);
+      await assert.rejects(newCard(stale, alice, 'After'), (error: unknown) => error instanceof CardDataKeyError && /restart/.test(error.message));
+      await assert.rejects(stale.core.getSensitiveDetails(alice.caller, cards[0]!.id), (error: unknown) => error instanceof CardDataKeyError && /sealed under/.test(error.message));
+    });
+
+    test('a rotation that committed but did not swap the key file is finished by the next start', async (ctx) => {
+      const p = await place(ctx, dialect);
+      const { alice, cards } = await threeCards(p);
+      const oldKey = readKey(p.keyFile);
+      const next = randomBytes(32);
+      // The crash: the new key staged, the database committed, the key file not yet swapped.
+      writeFileSync(`${p.keyFile}.next`, keyText(next), { mode: 0o600 });
+      await using(p, (t) => reencryptCardData(t.database.db, createCardDataCipher(oldKey), createCardDataCipher(next), t.clock.now().toISOString()));
+      assert.deepEqual(readKey(p.keyFile), oldKey);
+
+      await using(p, async (t) => {
+        assert.equal(t.cardDataKey.fingerprint, cardDataKeyFingerprint(next));
+        assert.equal((await t.core.getSensitiveDetails(alice.caller, cards[0]!.id)).pan, cards[0]!.pan);
+      });
+      assert.deepEqual(readKey(p.keyFile), next);
+      assert.equal(existsSync(`${p.keyFile}.next`), false);
+    });
+
+    test('a rotation that stopped before its commit leaves the old key in force, whatever it staged', async (ctx) => {
+      const p = await place(ctx, dialect);
+      const { alice, cards } = await threeCards(p);
+      const oldKey = readKey(p.keyFile);
+      writeFileSync(`${p.keyFile}.next`, keyText(randomBytes(32)), { mode: 0o600 });
+      await using(p, async (t) => {
+        assert.equal(t.cardDataKey.fingerprint, cardDataKeyFingerprint(oldKey));
+        assert.equal((await t.core.getSensitiveDetails(alice.caller, cards[1]!.id)).cvv, cards[1]!.cvv);
+      });
+      assert.deepEqual(readKey(p.keyFile), oldKey);
+    });
+  });
+}
