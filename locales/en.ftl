@@ -3,9 +3,17 @@ start-welcome =
     To begin, send me your API token (or /link TOKEN). I delete that message at once.
 start-linked = You are linked. Here is your menu.
 link-checking = Checking the token…
-link-ok = Linked. Your token message is deleted. Here is your menu.
+link-ok = Linked. Here is your menu.
 link-refused = { $message }. Check the token with your administrator and send it again.
 link-revoked = This chat's token no longer works ({ $message }). Send a new API token to link again.
+token-not-deleted = I could not delete this message, and it holds an API token. Please delete it yourself.
+token-in-group = That was an API token. Anyone in this chat may have seen it: revoke it with your administrator and get a new one. Send tokens only to me, in a private chat.
+token-forwarded = I deleted that forwarded API token here, but it is still in the chat it was forwarded from: revoke it with your administrator and get a new one. Nothing was linked.
+token-several = That message held more than one API token. I deleted it and linked nothing: send me just one token.
+deletion-failed = { $count ->
+    [1] I could not delete the message I am replying to, which holds card details or a code. Please delete it yourself.
+   *[other] I could not delete { $count } messages with card details or codes (the first is the one I am replying to). Please delete them yourself.
+}
 unlink-done = Unlinked. Send an API token to link again.
 unlink-none = This chat is not linked.
 not-linked = This chat is not linked yet. Send me your API token (or /link TOKEN) first.

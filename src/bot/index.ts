@@ -12,14 +12,16 @@ import { loggableError } from '../log-safe.js';
 import { cancelFeature } from './features/cancel.js';
 import { cardsFeature } from './features/cards.js';
 import { groupFeature } from './features/group.js';
-import { callerMiddleware, linkFeature, requireLinked } from './features/link.js';
+import { callerMiddleware, linkChat, linkFeature, requireLinked } from './features/link.js';
 import { createMainMenu, menuFeature } from './features/menu.js';
+import { pastedTokenFeature } from './features/pasted-token.js';
 import { unhandledFeature } from './features/unhandled.js';
 import { createI18n, createTranslators, localeOf, translations } from './i18n.js';
 import { startOutboxLoop } from './outbox.js';
 import { botTables, CONVERSATION_KEY_PREFIX, LinkCache } from './repository.js';
 import type { BotDeps, Services } from './services.js';
 import { kvStorage } from './storage.js';
+import { holdsApiToken } from './token-scan.js';
 
 export type { BotConfig, BotDeps } from './services.js';
 export type { BotContext } from './context.js';
@@ -34,6 +36,19 @@ function tooFast(ctx: BotContext): void {
 const servicesOf = new WeakMap<Bot<BotContext>, Services>();
 
 /**
+ * The updates the bot asks Telegram for. Not Telegram Business ones: the bot acts only in private chats
+ * with the user themself, never inside a chat a business account has with its customers.
+ */
+export const ALLOWED_UPDATES = ['message', 'edited_message', 'channel_post', 'edited_channel_post', 'callback_query'] as const;
+
+/** Telegram Business updates, which are dropped even if they come (one asked for them earlier, a test). */
+const isBusinessUpdate = (update: Update) =>
+  update.business_message !== undefined ||
+  update.edited_business_message !== undefined ||
+  update.business_connection !== undefined ||
+  update.deleted_business_messages !== undefined;
+
+/**
  * A bot that counts the updates it is handling, so a shutdown can wait for the last one to finish (the
  * runner's stop does not). Counted where every update enters (the runner, webhooks and tests all call
  * `handleUpdate`) rather than in a middleware, which costs every update a frame more.
@@ -42,6 +57,8 @@ class CountingBot extends Bot<BotContext> {
   #inFlight = 0;
   #idle: (() => void)[] = [];
   override async handleUpdate(update: Update, webhookReplyEnvelope?: WebhookReplyEnvelope): Promise<void> {
+    // Dropped before any middleware: no reply, no rate-limit count, no link check, no database read.
+    if (isBusinessUpdate(update)) return;
     this.#inFlight++;
     try {
       await super.handleUpdate(update, webhookReplyEnvelope);
@@ -123,11 +140,12 @@ export function createBot(deps: BotDeps, options: { botInfo?: UserFromGetMe; fet
   // Private chats, in order. Built in one go (not with `use`), and with the features after the menu in
   // one composer of their own: every update passes a frame per middleware of each composer it enters,
   // however early it is handled, so a menu press skips those.
+  const flowState = conversations<BotContext, ConversationContext>({
+    // Version 1: the flows as one conversation; state kept under the earlier layout is dropped.
+    storage: { type: 'key', version: 1, adapter: kvStorage(s.db, deps.clock, CONVERSATION_KEY_PREFIX), getStorageKey: (ctx) => ctx.chat?.id.toString() },
+  });
   const chat = new Composer<BotContext>(
-    conversations<BotContext, ConversationContext>({
-      // Version 1: the flows as one conversation; state kept under the earlier layout is dropped.
-      storage: { type: 'key', version: 1, adapter: kvStorage(s.db, deps.clock, CONVERSATION_KEY_PREFIX), getStorageKey: (ctx) => ctx.chat?.id.toString() },
-    }),
+    flowState,
     callerMiddleware(s),
     cancelFeature(),
     requireLinked(),
@@ -137,9 +155,14 @@ export function createBot(deps: BotDeps, options: { botInfo?: UserFromGetMe; fet
     new Composer<BotContext>(linkFeature(s, mainMenu), menuFeature(s, mainMenu), cardsFeature(s), unhandledFeature()),
   );
   const group = groupFeature();
+  // A message holding an API token, in any chat, goes nowhere else: no flow, menu or command sees it.
+  // (The flow state is loaded so that linking can leave a waiting flow, the menu so that it can be sent.)
+  const pasted = new Composer<BotContext>(flowState, mainMenu, pastedTokenFeature((ctx, token) => linkChat(s, mainMenu, ctx, token)));
   // One error boundary around every feature, so polling, webhooks and handleUpdate all report alike.
   // A plain dispatch: `branch` builds a composer for every update.
-  bot.errorBoundary(handleBotError(s), (ctx, next) => (ctx.chat?.type === 'private' ? chat : group).middleware()(ctx, next));
+  bot.errorBoundary(handleBotError(s), (ctx, next) =>
+    (holdsApiToken(ctx.update) ? pasted : ctx.chat?.type === 'private' ? chat : group).middleware()(ctx, next),
+  );
 
   bot.catch((error) => deps.logger.error({ err: loggableError(error.error), updateId: error.ctx.update.update_id }, 'error outside the error boundary'));
   return bot;
@@ -159,7 +182,7 @@ export async function setCommands(bot: Bot<BotContext>): Promise<void> {
 export function startBackgroundJobs(bot: Bot<BotContext>): { stop(): Promise<void> } {
   const s = servicesOf.get(bot)!;
   const report = adminReporter(bot.api, s);
-  const deletions = startDeletionLoop({ api: bot.api, db: s.db, clock: s.clock, logger: s.logger, intervalMs: s.config.pollIntervalMs ?? 500, report });
+  const deletions = startDeletionLoop({ api: bot.api, db: s.db, clock: s.clock, logger: s.logger, i18n: s.i18n, intervalMs: s.config.pollIntervalMs ?? 500, report });
   s.wakeDeletions = deletions.wake;
   const outbox = startOutboxLoop(s, bot.api, report);
   return {
@@ -208,7 +231,7 @@ export async function startBot(deps: BotDeps): Promise<RunningBot> {
   await bot.api.deleteWebhook();
   await setCommands(bot);
   const jobs = startBackgroundJobs(bot);
-  const runner = run(bot, { runner: { fetch: { timeout: 30 } } });
+  const runner = run(bot, { runner: { fetch: { timeout: 30, allowed_updates: ALLOWED_UPDATES } } });
   deps.logger.info({ username: bot.botInfo.username }, 'bot polling');
   return {
     bot,
@@ -249,7 +272,7 @@ export async function startWebhookBot(
   const handler = webhookHandler(bot, webhook.secretToken);
   await webhook.serve?.(handler);
   await setCommands(bot);
-  await bot.api.setWebhook(webhook.url, { secret_token: webhook.secretToken });
+  await bot.api.setWebhook(webhook.url, { secret_token: webhook.secretToken, allowed_updates: ALLOWED_UPDATES });
   const jobs = startBackgroundJobs(bot);
   return {
     bot,

@@ -253,6 +253,92 @@ describe('the bot over real Bot API traffic', () => {
     assert.deepEqual(await runtime.core.listCards(await runtime.core.authenticate(token)), []);
   });
 
+  it('tokens never linger where they were pasted: caption, /start, edit, forward and a group without rights, over real traffic', async () => {
+    const dave = server.user(1004);
+    const eve = await runtime.admin.createUser({ name: 'Eve', deposit: 0 });
+    const { token } = await runtime.admin.createUser({ name: 'Dave', deposit: 0 });
+    const gone = (step: { mark: number; message: StoredMessage }) =>
+      server.waitForCall((c) => c.ok && c.method === 'deleteMessage' && c.payload.message_id === step.message.messageId && c.payload.chat_id === step.message.chatId, step.mark);
+
+    // A photo caption in private: deleted, then linked.
+    let step = dave.sendPhoto(`token ${token}`);
+    await gone(step);
+    await server.nextMessage(dave.chatId, step.mark, 'Linked');
+
+    // /start TOKEN, as a deep link brings it: deleted, linked again.
+    step = dave.send(`/start ${token}`);
+    await gone(step);
+    await server.nextMessage(dave.chatId, step.mark, 'Linked');
+
+    // An edit that adds a token: deleted.
+    step = dave.send('hello');
+    await server.nextMessage(dave.chatId, step.mark, 'did not get that');
+    step = dave.edit(step.message, `hello ${token}`);
+    await gone(step);
+
+    // A forward: deleted, nothing linked, and the bot says the original is elsewhere.
+    step = dave.forward(eve.token);
+    await gone(step);
+    await server.nextMessage(dave.chatId, step.mark, 'still in the chat it was forwarded from');
+
+    // In a group where the bot may not delete: the reply still says to revoke the token.
+    server.refuse((method, p) => (method === 'deleteMessage' && Number(p.chat_id) === -5002 ? { code: 400, description: "Bad Request: message can't be deleted" } : undefined));
+    try {
+      step = dave.inGroup(-5002).send(`my token: ${token}`);
+      const warning = await server.nextMessage(-5002, step.mark, 'revoke it');
+      assert.match(warning.text, /could not delete/);
+      assert.equal(server.calls.find((c) => c.method === 'sendMessage' && c.index >= step.mark)?.payload.reply_parameters?.message_id, step.message.messageId);
+    } finally {
+      server.refuse();
+    }
+  });
+
+  it("self-deleting messages keep their promise or say they can't: a refused deletion is answered under the message", async () => {
+    const { token } = await runtime.admin.createUser({ name: 'Frank', deposit: 50_000 });
+    const frank = server.user(1005, { languageCode: 'ru' });
+    const caller = await runtime.core.authenticate(token);
+    await runtime.core.createCard(caller, { bin_id: (await runtime.core.listBins())[0]!.id, planId: (await runtime.core.listPlans())[0]!.id, name: 'Kept' });
+    let step = frank.send(token);
+    await server.nextMessage(frank.chatId, step.mark, 'Чат привязан');
+    step = frank.send('/cards');
+    const list = await server.nextMessage(frank.chatId, step.mark);
+    let press = frank.press(list, 'Kept');
+    const view = await server.nextEdit(frank.chatId, press.mark, 'Kept');
+    server.refuse((method, p) => (method === 'deleteMessage' && Number(p.chat_id) === frank.chatId ? { code: 400, description: "Bad Request: message can't be deleted" } : undefined));
+    try {
+      press = frank.press(view, /👁/);
+      const details = await server.nextMessage(frank.chatId, press.mark, 'CVV');
+      const notice = await server.nextMessage(frank.chatId, press.mark, 'Не получилось удалить');
+      const sent = server.calls.find((c) => c.method === 'sendMessage' && c.payload.text === notice.text)!;
+      assert.deepEqual(sent.payload.reply_parameters, { message_id: details.messageId, allow_sending_without_reply: true });
+      // Said once: the refused deletion is not tried (nor announced) again.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const inFrank = server.calls.filter((c) => Number(c.payload.chat_id) === frank.chatId);
+      assert.equal(inFrank.filter((c) => c.method === 'deleteMessage' && c.payload.message_id === details.messageId).length, 1);
+      assert.equal(inFrank.filter((c) => c.method === 'sendMessage' && c.payload.reply_parameters?.message_id === details.messageId).length, 1);
+    } finally {
+      server.refuse();
+    }
+  });
+
+  it('business-connection updates are ignored, and not even asked for', async () => {
+    const { token } = await runtime.admin.createUser({ name: 'Gina', deposit: 0 });
+    assert.ok(Array.isArray(server.lastPoll?.allowed_updates), 'polling names the updates it wants');
+    assert.ok(!server.lastPoll!.allowed_updates.some((u: string) => u.includes('business')));
+    const mark = server.mark();
+    const message = { message_id: 1, date: server.now(), chat: { id: 1006, type: 'private', first_name: 'Gina' }, from: { id: 1006, is_bot: false, first_name: 'Gina' }, business_connection_id: 'b1' };
+    server.pushUpdate({ business_connection: { id: 'b1', user: { id: 5555, is_bot: false, first_name: 'Owner' }, user_chat_id: 5555, date: server.now(), can_reply: true, is_enabled: true } });
+    server.pushUpdate({ business_message: { ...message, text: `/link ${token}` } });
+    server.pushUpdate({ edited_business_message: { ...message, text: token, edit_date: server.now() } });
+    server.pushUpdate({ deleted_business_messages: { business_connection_id: 'b1', chat: message.chat, message_ids: [1] } });
+    // A marker after them: once it is answered, the business updates were handled (by doing nothing).
+    const step = server.user(1006).send('/start');
+    await server.nextMessage(1006, step.mark, 'API token');
+    const toGina = server.calls.slice(mark).filter((c) => Number(c.payload.chat_id) === 1006);
+    assert.deepEqual(toGina.map((c) => c.method), ['sendMessage']);
+    assert.match(toGina[0]!.payload.text, /API token/);
+  });
+
   it('deletes sensitive details on time even when the bot restarts before they fall due', async () => {
     const { token } = await runtime.admin.createUser({ name: 'Bob', deposit: 50_000 });
     const bob = server.user(1002);

@@ -24,8 +24,8 @@ export interface Harness {
   since(mark: number, method?: string): ApiCall[];
   /** Runs one update; returns the calls made meanwhile. */
   send(update: Parameters<Bot<BotContext>['handleUpdate']>[0]): Promise<ApiCall[]>;
-  /** Resolves with the first call after `mark` matching `predicate` (for background jobs). */
-  waitFor(predicate: (call: ApiCall) => boolean, mark?: number): Promise<ApiCall>;
+  /** Resolves with the first call after `mark` matching `predicate` (for background jobs); rejects after `timeoutMs`. */
+  waitFor(predicate: (call: ApiCall) => boolean, mark?: number, timeoutMs?: number): Promise<ApiCall>;
   /** A customer whose private chat (chat id = `chatId`) is linked. */
   linkedCustomer(chatId: number, deposit?: number): Promise<Customer>;
   /** A new bot over the same database and call log, as after a restart. */
@@ -91,15 +91,20 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
       await harness.bot.handleUpdate(update);
       return calls.slice(mark);
     },
-    async waitFor(predicate, mark = 0) {
+    async waitFor(predicate, mark = 0, timeoutMs = 10_000) {
+      const deadline = Date.now() + timeoutMs;
       for (;;) {
         const found = calls.slice(mark).find(predicate);
         if (found) return found;
+        const left = deadline - Date.now();
+        if (left <= 0) throw new Error(`Timed out waiting for a call; calls since mark: ${calls.slice(mark).map((c) => c.method).join(', ')}`);
         await new Promise<void>((resolve) => {
           const wake = () => {
+            clearTimeout(timer);
             waiters.delete(wake);
             resolve();
           };
+          const timer = setTimeout(wake, left);
           waiters.add(wake);
         });
       }

@@ -42,7 +42,7 @@ describe('revocation stops everything at once', () => {
 
     // The next message in that chat is not told a second time, and the old flow does not take it.
     const calls = await h.send(textUpdate({ id: 9101 }, '25'));
-    assert.doesNotMatch(texts(calls).join('\n'), /revoked|unlinked|Platform fee/);
+    assert.doesNotMatch(texts(calls).join('\n'), /revoked|unlinked|no longer works|Platform fee/);
     assert.match(texts(calls).join('\n'), /not linked yet/);
   });
 

@@ -41,6 +41,8 @@ class ApiRefusal extends Error {
 
 export class BotApiServer {
   readonly calls: RecordedCall[] = [];
+  /** The parameters of the latest getUpdates (not recorded in `calls`: polling never stops). */
+  lastPoll?: Record<string, any>;
   #server?: Server;
   #updates: { update_id: number; [k: string]: unknown }[] = [];
   #nextUpdateId = 1;
@@ -52,6 +54,7 @@ export class BotApiServer {
   #nextQueryId = 1;
   #date = 1_700_000_000;
   #delays = new Map<string, number>();
+  #refusal?: (method: string, payload: Record<string, any>) => { code: number; description: string } | undefined;
 
   /** Starts listening; returns the api root to give the bot (`apiRoot`). */
   async start(): Promise<string> {
@@ -69,6 +72,14 @@ export class BotApiServer {
   /** Answers `method` only after `ms`, like a Telegram that is slow or not reachable yet. */
   delay(method: string, ms: number): void {
     this.#delays.set(method, ms);
+  }
+
+  /**
+   * Refuses the calls `rule` picks, as Telegram would (e.g. a deleteMessage in a group where the bot is no
+   * admin); `undefined` serves every call again.
+   */
+  refuse(rule?: (method: string, payload: Record<string, any>) => { code: number; description: string } | undefined): void {
+    this.#refusal = rule;
   }
 
   /** A position in the call log: waits look only at calls recorded after it. */
@@ -180,6 +191,7 @@ export class BotApiServer {
       if (!res.writableEnded && !res.destroyed) res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
     };
     if (method === 'getUpdates') {
+      this.lastPoll = payload;
       const updates = await this.#getUpdates(payload, req);
       send(200, { ok: true, result: updates });
       return;
@@ -188,6 +200,8 @@ export class BotApiServer {
     if (delay !== undefined) await new Promise((resolve) => setTimeout(resolve, delay));
     const call: RecordedCall = { index: this.calls.length, at: Date.now(), method, token, payload, ok: true };
     try {
+      const refusal = this.#refusal?.(method, payload);
+      if (refusal) throw new ApiRefusal(refusal.code, refusal.description);
       call.result = this.#call(method, payload);
       send(200, { ok: true, result: call.result });
     } catch (error) {
@@ -325,19 +339,34 @@ export class ScriptedUser {
 
   /** Sends text (a command when it starts with `/`); returns the call-log mark taken before. */
   send(text: string): { mark: number; message: StoredMessage } {
-    const mark = this.server.mark();
-    const message = this.server.storeUserMessage(this.chatId, text);
     const command = /^\/\w+/.exec(text);
+    return this.#sendMessage(text, { text, ...(command ? { entities: [{ type: 'bot_command', offset: 0, length: command[0].length }] } : {}) });
+  }
+
+  /** Sends a photo with `caption`. */
+  sendPhoto(caption: string): { mark: number; message: StoredMessage } {
+    return this.#sendMessage(caption, { caption, photo: [{ file_id: 'photo', file_unique_id: 'photo', width: 90, height: 90 }] });
+  }
+
+  /** Forwards into this chat a message another user wrote. */
+  forward(text: string): { mark: number; message: StoredMessage } {
+    return this.#sendMessage(text, { text, forward_origin: { type: 'user', date: this.server.now(), sender_user: { id: 4242, is_bot: false, first_name: 'Bob' } } });
+  }
+
+  /** Edits a message this user sent earlier so that it reads `text`. */
+  edit(message: StoredMessage, text: string): { mark: number; message: StoredMessage } {
+    const mark = this.server.mark();
+    message.text = text;
     this.server.pushUpdate({
-      message: {
-        message_id: message.messageId,
-        date: this.server.now(),
-        chat: this.#chat(),
-        from: this.#from(),
-        text,
-        ...(command ? { entities: [{ type: 'bot_command', offset: 0, length: command[0].length }] } : {}),
-      },
+      edited_message: { message_id: message.messageId, date: this.server.now(), edit_date: this.server.now(), chat: this.#chat(), from: this.#from(), text },
     });
+    return { mark, message };
+  }
+
+  #sendMessage(stored: string, fields: Record<string, unknown>): { mark: number; message: StoredMessage } {
+    const mark = this.server.mark();
+    const message = this.server.storeUserMessage(this.chatId, stored);
+    this.server.pushUpdate({ message: { message_id: message.messageId, date: this.server.now(), chat: this.#chat(), from: this.#from(), ...fields } });
     return { mark, message };
   }
 

@@ -64,3 +64,60 @@ export function callbackUpdate(from: From, data: string, messageId = 1, text = '
     },
   } as Update;
 }
+
+/** What a message may carry besides its sender and chat (text or a photo's caption, a forward's origin). */
+export interface MessageFields {
+  text?: string;
+  caption?: string;
+  /** Marks the message as forwarded from another user. */
+  forwarded?: boolean;
+  messageId?: number;
+}
+
+function messageOf(from: From, fields: MessageFields) {
+  const command = fields.text === undefined ? null : /^\/\w+/.exec(fields.text);
+  return {
+    message_id: fields.messageId ?? nextMessageId++,
+    date: 1_700_000_000,
+    chat: chatOf(from),
+    from: userOf(from),
+    ...(fields.text !== undefined ? { text: fields.text } : {}),
+    ...(command ? { entities: [{ type: 'bot_command' as const, offset: 0, length: command[0].length }] } : {}),
+    ...(fields.caption !== undefined ? { caption: fields.caption, photo: [{ file_id: 'photo', file_unique_id: 'photo', width: 90, height: 90 }] } : {}),
+    ...(fields.forwarded ? { forward_origin: { type: 'user', date: 1_699_999_000, sender_user: { id: 4242, is_bot: false, first_name: 'Bob' } } } : {}),
+  };
+}
+
+/** A new message (text, a captioned photo, a forward) in the private chat or, with `groupId`, a group. */
+export function messageUpdate(from: From, fields: MessageFields): Update {
+  return { update_id: nextUpdateId++, message: messageOf(from, fields) } as Update;
+}
+
+/** An edit of message `messageId`, now reading `fields`. */
+export function editedMessageUpdate(from: From, messageId: number, fields: MessageFields): Update {
+  return { update_id: nextUpdateId++, edited_message: { ...messageOf(from, { ...fields, messageId }), edit_date: 1_700_000_100 } } as Update;
+}
+
+/** A post in a channel the bot administers. */
+export function channelPostUpdate(channelId: number, text: string): Update {
+  return {
+    update_id: nextUpdateId++,
+    channel_post: { message_id: nextMessageId++, date: 1_700_000_000, chat: { id: channelId, type: 'channel', title: 'Channel' }, text },
+  } as Update;
+}
+
+/**
+ * One update of each Telegram Business kind, as a business account owner chatting with `from` would
+ * bring them: the connection, a message (carrying `text`), its edit and its deletion.
+ */
+export function businessUpdates(from: From, text: string): Update[] {
+  const connection = 'biz-1';
+  const owner = { id: 5555, is_bot: false, first_name: 'Owner' };
+  const message = { ...messageOf(from, { text }), business_connection_id: connection };
+  return [
+    { update_id: nextUpdateId++, business_connection: { id: connection, user: owner, user_chat_id: owner.id, date: 1_700_000_000, can_reply: true, is_enabled: true } },
+    { update_id: nextUpdateId++, business_message: message },
+    { update_id: nextUpdateId++, edited_business_message: { ...message, edit_date: 1_700_000_100 } },
+    { update_id: nextUpdateId++, deleted_business_messages: { business_connection_id: connection, chat: message.chat, message_ids: [message.message_id] } },
+  ] as unknown as Update[];
+}

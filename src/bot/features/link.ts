@@ -1,6 +1,6 @@
-import { Composer } from 'grammy';
+import { Composer, GrammyError } from 'grammy';
 import { isCardServiceError } from '../../core/errors.js';
-import { hashToken, isApiTokenShaped } from '../../core/secrets.js';
+import { hashToken } from '../../core/secrets.js';
 import type { BotContext } from '../context.js';
 import { localeOf } from '../i18n.js';
 import { loggableError } from '../../log-safe.js';
@@ -8,12 +8,12 @@ import { chatLocaleKey, writeKv } from '../repository.js';
 import type { Services } from '../services.js';
 import { mainMenuText, type MainMenu } from './menu.js';
 
-/** API tokens look like `vc_` and 43 base64url characters; anything token-like is treated as one. */
+/** Our API tokens are caught earlier (token-scan.ts); in an unlinked chat anything token-like is tried as one. */
 const TOKEN_SHAPE = /^\S{16,200}$/;
 
 /**
  * Resolves the chat's link to a caller on every update, so a revoked token stops working at once.
- * A revoked link is forgotten and the user told.
+ * A revoked link is forgotten, and the user told once.
  */
 export function callerMiddleware(s: Services) {
   return async (ctx: BotContext, next: () => Promise<void>) => {
@@ -24,26 +24,47 @@ export function callerMiddleware(s: Services) {
         ctx.link = link;
       } catch (error) {
         if (!isCardServiceError(error) || error.code !== 'INVALID_TOKEN') throw error;
-        await s.links.delete(link.chatId);
+        // A revocation ends the link and queues the chat's notice itself; only a link it missed is told here.
+        const stillLinked = await s.links.delete(link.chatId);
         await ctx.conversation.exitAll();
-        await ctx.reply(ctx.t('link-revoked', { message: error.message }));
+        if (stillLinked) await ctx.reply(ctx.t('link-revoked', { message: error.message }));
       }
     }
     await next();
   };
 }
 
-/** Deletes the message carrying `token` first, then links the chat to it (leaving any flow under the old link). */
-async function linkChat(s: Services, mainMenu: MainMenu, ctx: BotContext, token: string): Promise<void> {
-  // Deleted first: the token must not linger in the chat, whatever happens next.
-  await ctx.deleteMessage().catch((error: unknown) => ctx.logger.warn({ err: loggableError(error) }, 'could not delete the token message'));
+/**
+ * Deletes the message that carried a token (new, edited or a channel post). A failure (too old, no
+ * rights in a group) is logged without the content and returned as `false`.
+ */
+export async function deleteTokenMessage(ctx: BotContext): Promise<boolean> {
+  const messageId = ctx.msg!.message_id;
+  try {
+    await ctx.api.deleteMessage(ctx.chat!.id, messageId);
+    return true;
+  } catch (error) {
+    // Deleted by the user already: as good as done.
+    if (error instanceof GrammyError && /message to delete not found/i.test(error.description)) return true;
+    ctx.logger.warn({ chatId: ctx.chat!.id, messageId, err: loggableError(error) }, 'could not delete a message holding an API token');
+    return false;
+  }
+}
+
+/** Asks the chat to delete the token message the bot could not, replying to it. */
+export function replyNotDeleted(ctx: BotContext, text = ctx.t('token-not-deleted')) {
+  return ctx.reply(text, { reply_parameters: { message_id: ctx.msg!.message_id, allow_sending_without_reply: true } });
+}
+
+/** Links the chat to `token` (leaving any flow under the old link); the message carrying it is deleted already. */
+export async function linkChat(s: Services, mainMenu: MainMenu, ctx: BotContext, token: string): Promise<void> {
   try {
     const caller = await s.core.authenticate(token);
     await s.links.save({ chatId: ctx.chat!.id, userId: caller.userId, tokenHash: hashToken(token) }, s.clock.now());
     await writeKv(s.db, chatLocaleKey(ctx.chat!.id), localeOf(ctx), s.clock.now());
     await ctx.conversation.exitAll();
     ctx.caller = caller;
-    ctx.logger.info({ userId: caller.userId }, 'chat linked');
+    ctx.logger.info({ userId: caller.userId, chatId: ctx.chat!.id }, 'chat linked');
     await ctx.reply(`${ctx.t('link-ok')}\n\n${mainMenuText(ctx)}`, { reply_markup: mainMenu });
   } catch (error) {
     if (!isCardServiceError(error)) throw error;
@@ -54,7 +75,11 @@ async function linkChat(s: Services, mainMenu: MainMenu, ctx: BotContext, token:
 export function linkFeature(s: Services, mainMenu: MainMenu): Composer<BotContext> {
   const outer = new Composer<BotContext>();
   const composer = outer.chatType('private');
-  const link = (ctx: BotContext, token: string) => linkChat(s, mainMenu, ctx, token);
+  // Deleted first: the token must not linger in the chat, whatever happens next.
+  const link = async (ctx: BotContext, token: string) => {
+    if (!(await deleteTokenMessage(ctx))) await replyNotDeleted(ctx);
+    await linkChat(s, mainMenu, ctx, token);
+  };
 
   composer.command('start', async (ctx) => {
     if (ctx.caller) await ctx.reply(`${ctx.t('start-linked')}\n\n${mainMenuText(ctx)}`, { reply_markup: mainMenu });
@@ -74,10 +99,10 @@ export function linkFeature(s: Services, mainMenu: MainMenu): Composer<BotContex
     await ctx.conversation.exitAll();
     await ctx.reply(ctx.t(removed ? 'unlink-done' : 'unlink-none'));
   });
-  // An API token pasted into any private chat (flows let it through), and in a chat not linked yet
-  // any token-like text, is taken as a token: deleted at once and linked.
+  // Our own tokens never get this far (features/pasted-token.ts); in a chat not linked yet, any other
+  // token-like text is taken as a token too: deleted at once and tried.
   composer.on('message:text').filter(
-    (ctx) => isApiTokenShaped(ctx.msg.text.trim()) || (!ctx.caller && !ctx.msg.text.startsWith('/') && TOKEN_SHAPE.test(ctx.msg.text.trim())),
+    (ctx) => !ctx.caller && !ctx.msg.text.startsWith('/') && TOKEN_SHAPE.test(ctx.msg.text.trim()),
     (ctx) => link(ctx, ctx.msg.text.trim()),
   );
   composer.on('message').filter((ctx) => !ctx.caller, (ctx) => ctx.reply(ctx.t('not-linked')));

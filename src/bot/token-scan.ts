@@ -1,0 +1,34 @@
+import type { Update } from 'grammy/types';
+
+/**
+ * Our API tokens are `vc_` and 43 base64url characters (src/core/secrets.ts). A longer run is taken
+ * as one too: it may hold a token glued to other text, and deleting too much is the safe mistake.
+ */
+const TOKEN_RUN = /vc_[A-Za-z0-9_-]{43,}/;
+const TOKEN_RUNS = new RegExp(TOKEN_RUN.source, 'g');
+
+/**
+ * The distinct token-like runs in `text`, in order.
+ *
+ * @example
+ * findApiTokens(`my token is ${token}, thanks`); // [token]
+ */
+export function findApiTokens(text: string): string[] {
+  if (!text.includes('vc_')) return [];
+  return [...new Set(text.match(TOKEN_RUNS) ?? [])];
+}
+
+/** The text or caption of a new or edited message or channel post. */
+export function messageTextOf(update: Update): string | undefined {
+  const message = update.message ?? update.edited_message ?? update.channel_post ?? update.edited_channel_post;
+  return message && (message.text ?? message.caption);
+}
+
+/**
+ * Whether the update's message holds something shaped like one of our tokens. On the path of every
+ * update: a plain `includes` turns away all ordinary text before any regular expression runs.
+ */
+export function holdsApiToken(update: Update): boolean {
+  const text = messageTextOf(update);
+  return text !== undefined && text.includes('vc_') && TOKEN_RUN.test(text);
+}
