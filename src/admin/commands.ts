@@ -400,6 +400,14 @@ export const COMMANDS: Record<string, Command> = {
       return { human: lines.join('\n'), json: { ...result, consistent: true } };
     },
   },
+  purge: {
+    usage: 'purge   (OTP codes past OTP_RETENTION_SECONDS, delivered or stale outbox rows)',
+    options: {},
+    async run({ admin }) {
+      const purged = await admin.purgeExpired();
+      return { human: `Purged ${purged.otps} OTP code(s), ${purged.outbox} outbox row(s), ${purged.mailbox} sandbox e-mail(s).`, json: { purged } };
+    },
+  },
   'keys status': {
     usage: 'keys status',
     options: {},

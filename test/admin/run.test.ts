@@ -216,6 +216,16 @@ describe('admin command line', () => {
     assert.equal((await admin('users', 'show', 'nobody')).code, 1);
   });
 
+  test('purge deletes OTP codes past their retention', async () => {
+    const otto = await newCustomer(t, 10_000, 'Otto');
+    const card = await newCard(t, otto);
+    await t.admin.simulateOtp(card.id);
+    t.clock.advance(25 * 3_600_000);
+    const purged = (await admin('purge', '--json')).json().purged;
+    assert.ok(purged.otps >= 1);
+    assert.deepEqual((await t.core.listOtps(otto.caller, card.id)).otps, []);
+  });
+
   test('ledger check exits non-zero when a cached balance differs from the entries', async () => {
     const ivy = await newCustomer(t, 1_000, 'Ivy');
     await t.database.db.updateTable('accounts').set({ balance: 999_999 }).where('id', '=', ivy.caller.walletAccountId).execute();
