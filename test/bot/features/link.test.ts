@@ -41,10 +41,11 @@ describe('linking a chat', () => {
     assert.deepEqual(texts(calls), ['This chat is not linked yet. Send me your API token (or /link TOKEN) first.']);
   });
 
-  it('tells a chat whose token was revoked, and forgets the link', async () => {
+  it('tells a chat whose token stopped working behind its back, once, and forgets the link', async () => {
     const h = await createHarness();
     const customer = await h.linkedCustomer(5005);
-    await h.t.admin.revokeToken(customer.token);
+    // Revoked without the core's revocation (which ends the link and queues the chat's notice itself).
+    await h.t.database.db.updateTable('api_tokens').set({ revoked_at: h.t.clock.now().toISOString() }).where('user_id', '=', customer.userId).execute();
     let calls = await h.send(textUpdate({ id: 5005 }, '/cards'));
     assert.match(texts(calls).join('\n'), /no longer works \(Invalid or missing API token\)/);
     calls = await h.send(textUpdate({ id: 5005 }, '/cards'));
