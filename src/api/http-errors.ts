@@ -16,24 +16,26 @@ const CLIENT_ERROR_TEXT: Record<string, { status: number; text: string }> = {
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: { status: 400, text: 'Request body length does not match Content-Length' },
 };
 
-/** A body that is not JSON, or carries a key that could poison prototypes. */
-export class MalformedJsonError extends Error {
-  override readonly name = 'MalformedJsonError';
-  readonly statusCode = 400;
-  readonly code = 'FST_ERR_CTP_INVALID_JSON_BODY';
+/**
+ * A refusal of the HTTP layer itself, not of the core: rate limits (429, with `Retry-After`) and an
+ * `Idempotency-Key` claim taken over by a retry (409).
+ */
+export class HttpRefusal extends Error {
+  override readonly name = 'HttpRefusal';
+  readonly code = 'HTTP_REFUSAL';
+  constructor(
+    readonly statusCode: number,
+    text: string,
+    readonly retryAfterSeconds?: number,
+  ) {
+    super(text);
+  }
 }
 
-/** Strict JSON: an empty body is no body; `__proto__`/`constructor` keys are refused outright. */
-export function parseJsonBody(text: string): unknown {
-  if (text.length === 0) return undefined;
-  try {
-    return JSON.parse(text, (key, value: unknown) => {
-      if (key === '__proto__' || key === 'constructor' || key === 'prototype') throw new MalformedJsonError();
-      return value;
-    });
-  } catch {
-    throw new MalformedJsonError();
-  }
+/** 429 for a rate limit: `Too many requests; retry in N seconds`. */
+export function tooManyRequests(retryAfterSeconds: number): HttpRefusal {
+  const seconds = Math.max(1, Math.ceil(retryAfterSeconds));
+  return new HttpRefusal(429, `Too many requests; retry in ${seconds} second${seconds === 1 ? '' : 's'}`, seconds);
 }
 
 /** Error bodies go in `error` instead of `message` on routes marked so (the spec's OTP endpoints). */
@@ -46,8 +48,12 @@ export function installErrorHandling(
   app: FastifyInstance,
   clock: Clock,
   logger: Logger,
-  /** Counts a request no route took (metrics). */
-  observeUnmatched: (method: string, statusCode: number, seconds: number) => void = () => {},
+  unmatched: {
+    /** Counts a request no route took (metrics). */
+    observeUnmatched?: (method: string, statusCode: number, seconds: number) => void;
+    /** Runs before a request no route took is answered (the per-address limit). */
+    limitUnmatched?: (request: FastifyRequest) => Promise<void>;
+  } = {},
 ): void {
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     const errorField = usesErrorField(request);
@@ -57,18 +63,26 @@ export function installErrorHandling(
       if (error.code === 'INVALID_TOKEN') void reply.header('www-authenticate', 'Bearer');
       return reply.code(STATUS_OF[error.code]).send(failure(error.message, clock.now(), { errorField, issues: error.issues }));
     }
+    if (error instanceof HttpRefusal) {
+      if (error.retryAfterSeconds !== undefined) void reply.header('retry-after', String(error.retryAfterSeconds));
+      return reply.code(error.statusCode).send(failure(error.message, clock.now(), { errorField }));
+    }
     const known = CLIENT_ERROR_TEXT[error.code];
     if (known) return reply.code(known.status).send(failure(known.text, clock.now(), { errorField }));
     const status = error.statusCode ?? 500;
     if (status >= 400 && status < 500) {
       return reply.code(status).send(failure('Bad request', clock.now(), { errorField }));
     }
-    logger.error({ reqId: request.id, route: request.routeOptions.url, err: error }, 'Unexpected error while handling a request');
+    // Errors go under `err` only (the logger's serializer makes them safe); a public route is not named,
+    // since a route mounted by another part (the bot's webhook) may carry a secret in its path.
+    const route = request.routeOptions.config?.public === true ? undefined : request.routeOptions.url;
+    logger.error({ reqId: request.id, route, err: error }, 'Unexpected error while handling a request');
     return reply.code(500).header('x-request-id', request.id).send(failure('Internal server error', clock.now(), { errorField }));
   });
 
-  app.setNotFoundHandler((request, reply) => {
-    observeUnmatched(request.method, 404, reply.elapsedTime / 1000);
+  const { observeUnmatched, limitUnmatched } = unmatched;
+  app.setNotFoundHandler({ preHandler: limitUnmatched }, (request, reply) => {
+    observeUnmatched?.(request.method, 404, reply.elapsedTime / 1000);
     return reply.code(404).send(failure('Route not found', clock.now()));
   });
 }

@@ -1,19 +1,48 @@
 import { createHash } from 'node:crypto';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Transaction } from 'kysely';
+import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import type { Clock } from '../core/clock.js';
 import { CardServiceError } from '../core/errors.js';
+import type { OperationHooks } from '../core/service.js';
+import type { Database } from '../db/schema.js';
+import type { Logger } from '../logger.js';
 import { asArray } from './auth.js';
 import { failure } from './envelope.js';
-import type { IdempotencyStore } from './idempotency-store.js';
+import { HttpRefusal } from './http-errors.js';
+import { ClaimTakenOverError, type IdempotencyStore } from './idempotency-store.js';
 
 declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * The route's successes are kept for `Idempotency-Key` (routes that change something; their
+     * handlers reply through `sendOnce`). `'otp'`: the reply holds an OTP code, and is kept no longer
+     * than OTP codes are.
+     */
+    idempotent?: true | 'otp';
+  }
   interface FastifyRequest {
-    /** The key this request claimed; its reply is stored when it completes. */
-    idempotencyKey: string | null;
+    /** The `Idempotency-Key` claim this request holds, if any. */
+    idempotencyClaim: IdempotencyClaim | null;
   }
 }
 
+export interface IdempotencyClaim {
+  readonly key: string;
+  readonly token: string;
+  /** Stores the reply inside the operation's transaction; throws (rolling it back) if a retry took the claim over. */
+  complete(trx: Transaction<Database>, statusCode: number, body: string): Promise<void>;
+  completed: boolean;
+}
+
+export interface IdempotencyTtls {
+  /** How long a reply is replayed. */
+  ttlSeconds: number;
+  /** How long a reply holding an OTP code is replayed (OTP_RETENTION_SECONDS): never longer than the code is kept. */
+  otpTtlSeconds: number;
+}
+
 const KEY = /^[\x21-\x7e]{1,255}$/;
+const IN_PROGRESS_TEXT = 'A request with this Idempotency-Key is still being processed; retry shortly';
 
 function requestHash(request: FastifyRequest): string {
   return createHash('sha256')
@@ -22,54 +51,81 @@ function requestHash(request: FastifyRequest): string {
 }
 
 /**
- * Extension: `Idempotency-Key` on POST. The same key with the same request replays the stored reply;
- * with another request it is refused (422); while the first is still running, 409. Runs after
- * authentication and validation, so keys are per user and only valid requests claim one. Cooldown
- * refusals (429) and faults (5xx) are not stored: the key can be retried.
+ * Extension: `Idempotency-Key` on POST. On a route marked `idempotent`, the same key with the same
+ * request replays the stored reply; with another request it is refused (422); while the first has
+ * neither committed nor outlived its lease, 409. Only successes are stored, in the operation's own
+ * transaction (`sendOnce`): a refusal or a fault frees the key. Runs after authentication and
+ * validation, so keys are per user and only valid requests claim one. Other POSTs (the read-only
+ * top-up quote) check the header and keep nothing.
  */
-export function installIdempotency(app: FastifyInstance, store: IdempotencyStore, clock: Clock): void {
-  app.decorateRequest('idempotencyKey', null);
+export function installIdempotency(app: FastifyInstance, store: IdempotencyStore, clock: Clock, ttls: IdempotencyTtls, logger: Logger): void {
+  app.decorateRequest('idempotencyClaim', null);
 
-  async function claim(request: FastifyRequest, reply: FastifyReply) {
+  function keyOf(request: FastifyRequest): string | undefined {
     const key = request.headers['idempotency-key'];
-    if (key === undefined) return;
+    if (key === undefined) return undefined;
     if (typeof key !== 'string' || !KEY.test(key)) {
       throw new CardServiceError('VALIDATION', {
         issues: [{ code: 'invalid_format', message: 'Idempotency-Key must be 1 to 255 visible ASCII characters', path: ['Idempotency-Key'] }],
       });
     }
-    const outcome = await store.claim(request.caller.userId, key, requestHash(request), clock.now());
-    const errorField = request.routeOptions.config?.errorField === true;
-    switch (outcome.kind) {
-      case 'claimed':
-        request.idempotencyKey = key;
-        return;
-      case 'replay':
-        return reply
-          .code(outcome.statusCode)
-          .header('content-type', 'application/json; charset=utf-8')
-          .header('idempotent-replayed', 'true')
-          .send(outcome.body);
-      case 'mismatch':
-        return reply
-          .code(422)
-          .send(failure('Idempotency-Key was already used with a different request', clock.now(), { errorField }));
-      case 'in-progress':
-        return reply
-          .code(409)
-          .send(failure('A request with this Idempotency-Key is still being processed; retry shortly', clock.now(), { errorField }));
-    }
+    return key;
   }
 
-  async function keepReply(request: FastifyRequest, reply: FastifyReply, payload: unknown) {
-    const key = request.idempotencyKey;
-    if (key === null) return payload;
-    request.idempotencyKey = null;
-    const status = reply.statusCode;
-    if (status >= 500 || status === 429 || typeof payload !== 'string') {
-      await store.release(request.caller.userId, key);
+  const checkKey: preHandlerAsyncHookHandler = async (request) => {
+    keyOf(request);
+  };
+
+  function claimFor(ttlSeconds: number): preHandlerAsyncHookHandler {
+    return async (request: FastifyRequest, reply: FastifyReply) => {
+      const key = keyOf(request);
+      if (key === undefined) return;
+      const userId = request.caller.userId;
+      const outcome = await store.claim(userId, key, requestHash(request), clock.now(), ttlSeconds);
+      const errorField = request.routeOptions.config?.errorField === true;
+      switch (outcome.kind) {
+        case 'claimed': {
+          const claim: IdempotencyClaim = {
+            key,
+            token: outcome.token,
+            completed: false,
+            async complete(trx, statusCode, body) {
+              try {
+                await store.complete(trx, userId, key, outcome.token, statusCode, body);
+              } catch (error) {
+                if (error instanceof ClaimTakenOverError) throw new HttpRefusal(409, IN_PROGRESS_TEXT);
+                throw error;
+              }
+              claim.completed = true;
+            },
+          };
+          request.idempotencyClaim = claim;
+          return;
+        }
+        case 'replay':
+          return reply
+            .code(outcome.statusCode)
+            .header('content-type', 'application/json; charset=utf-8')
+            .header('idempotent-replayed', 'true')
+            .send(outcome.body);
+        case 'mismatch':
+          return reply.code(422).send(failure('Idempotency-Key was already used with a different request', clock.now(), { errorField }));
+        case 'in-progress':
+          return reply.code(409).send(failure(IN_PROGRESS_TEXT, clock.now(), { errorField }));
+      }
+    };
+  }
+
+  /** A stored reply bounds the user's keys; anything else frees the claim (conditional on its token: a stored one stays). */
+  async function settle(request: FastifyRequest, reply: FastifyReply, payload: unknown) {
+    const claim = request.idempotencyClaim;
+    if (claim === null) return payload;
+    request.idempotencyClaim = null;
+    const userId = request.caller.userId;
+    if (claim.completed && reply.statusCode < 400) {
+      await store.evictOldest(userId).catch((error: unknown) => logger.warn({ err: error }, 'Evicting old idempotency keys failed'));
     } else {
-      await store.complete(request.caller.userId, key, status, payload);
+      await store.release(userId, claim.key, claim.token);
     }
     return payload;
   }
@@ -78,8 +134,47 @@ export function installIdempotency(app: FastifyInstance, store: IdempotencyStore
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     if (!methods.includes('POST') || route.config?.public === true) return;
-    route.preHandler = [...asArray(route.preHandler), claim];
-    route.onSend = [...asArray(route.onSend), keepReply];
+    const kept = route.config?.idempotent;
+    if (kept === undefined) {
+      route.preHandler = [...asArray(route.preHandler), checkKey];
+      return;
+    }
+    const ttlSeconds = kept === 'otp' ? Math.min(ttls.ttlSeconds, ttls.otpTtlSeconds) : ttls.ttlSeconds;
+    route.preHandler = [...asArray(route.preHandler), claimFor(ttlSeconds)];
+    route.onSend = [...asArray(route.onSend), settle];
   });
 }
 
+/**
+ * Runs a core operation on a route marked `idempotent` and sends its reply. With a claimed
+ * `Idempotency-Key`, the reply is rendered and stored inside the operation's transaction (through
+ * the core's `commit` hook), so the two commit together: after a crash there is either a stored
+ * reply or no effect at all.
+ *
+ * @example
+ * async (request, reply) =>
+ *   sendOnce(request, reply, 200, (hooks) => core.topup(request.caller, id, request.body, hooks), (r) => ok(presentTopup(r), '…', clock.now()))
+ */
+export async function sendOnce<R>(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  statusCode: number,
+  // `unknown` rather than `R`, so that R is inferred from what `run` returns.
+  run: (hooks: OperationHooks<unknown>) => Promise<R>,
+  render: (result: R) => unknown,
+): Promise<FastifyReply> {
+  const claim = request.idempotencyClaim;
+  if (claim === null) return reply.code(statusCode).send(render(await run({})));
+  let body: string | undefined;
+  const result = await run({
+    commit: async (trx, done) => {
+      // The core hands its hook the very result `run` resolves to.
+      body = JSON.stringify(render(done as R));
+      await claim.complete(trx, statusCode, body);
+    },
+  });
+  return reply
+    .code(statusCode)
+    .header('content-type', 'application/json; charset=utf-8')
+    .send(body ?? JSON.stringify(render(result)));
+}

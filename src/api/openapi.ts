@@ -7,9 +7,12 @@ const IDEMPOTENCY_KEY = {
   required: false,
   description:
     'Extension. 1 to 255 visible ASCII characters, per user. The same key with the same request replays the stored reply ' +
-    '(header `Idempotent-Replayed: true`); with another request: 422; while the first is still running: 409. Replies are ' +
-    'kept for 24 hours; cooldown refusals (429) and server faults are not kept.',
-  schema: { type: 'string', minLength: 1, maxLength: 255 },
+    '(header `Idempotent-Replayed: true`); with another request: 422; while the first has not finished: 409. Only successes ' +
+    'are kept, for 24 hours (replies holding an OTP code no longer than OTP codes are kept), a bounded number per user with ' +
+    'the oldest going first; a refusal or a fault frees the key. A success is stored in the same transaction as its effect, ' +
+    'so a request cut off by a crash has either both or neither; after a lease, a retry runs it. The top-up quote changes ' +
+    'nothing and keeps nothing.',
+  schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]{1,255}$' },
 };
 
 type Operation = { parameters?: unknown[]; requestBody?: { required?: boolean; content?: Record<string, { schema?: { anyOf?: { type?: string }[] } }> } };

@@ -8,13 +8,16 @@ import { validationError } from '../core/schemas.js';
 import type { CardService } from '../core/service.js';
 import type { Db } from '../db/schema.js';
 import type { Logger } from '../logger.js';
-import { installAuthentication } from './auth.js';
+import { asArray, installAuthentication } from './auth.js';
 import { failure } from './envelope.js';
-import { clientErrorResponder, installErrorHandling, parseJsonBody } from './http-errors.js';
+import { envelope, errorEnvelope } from './http-schemas.js';
+import { clientErrorResponder, installErrorHandling } from './http-errors.js';
 import { installIdempotency } from './idempotency.js';
 import { createIdempotencyStore } from './idempotency-store.js';
+import { parseJsonBody } from './json-body.js';
+import type { ApiMetrics } from './metrics.js';
 import { withIdempotencyHeader, withOptionalEmptyBodies } from './openapi.js';
-import { installMetrics } from './metrics.js';
+import { installRateLimits, type RateLimits } from './rate-limits.js';
 import { cardRoutes } from './routes/cards.js';
 import { catalogueRoutes } from './routes/catalogue.js';
 import { historyRoutes } from './routes/history.js';
@@ -28,24 +31,44 @@ export interface HttpServerDeps {
   clock: Clock;
   /** Largest accepted request body in bytes (16 KiB by default). */
   bodyLimit?: number;
-  /** How long an `Idempotency-Key` reply is kept (24 h by default). */
-  idempotencyTtlSeconds?: number;
+  /**
+   * A request not received whole within this is cut off, and so is a connection idle that long
+   * (a handler stuck on the database); also sizes the `Idempotency-Key` lease. 30 s by default.
+   */
+  requestTimeoutMs?: number;
+  /** Request limits; none when absent (tests, benchmarks): `startHttpApi` always passes the settings. */
+  limits?: RateLimits;
+  idempotency?: {
+    /** How long a stored reply is replayed (24 h by default). */
+    ttlSeconds?: number;
+    /** How long a reply holding an OTP code is replayed (24 h by default; never longer than `ttlSeconds`). */
+    otpTtlSeconds?: number;
+    /** Keys kept per user, the oldest stored replies going first (1000 by default). */
+    maxKeysPerUser?: number;
+  };
+  /** Collects request durations when given (served apart, by `serveMetrics`); nothing is collected otherwise. */
+  metrics?: ApiMetrics;
 }
 
 const DAY_SECONDS = 86_400;
+const REQUEST_TIMEOUT_MS = 30_000;
+/** A pending `Idempotency-Key` claim is held this much longer than a request may take, then a retry may take it over. */
+const LEASE_MARGIN_MS = 30_000;
 const noQuery = z.strictObject({});
 const PURGE_INTERVAL_MS = 3_600_000;
 
 /**
  * The spec's `/api/v1` interface over the core, with the extensions (card list, top-up quote,
- * `Idempotency-Key`, OpenAPI document, liveness, metrics). Returns the Fastify instance, not listening.
+ * `Idempotency-Key`, OpenAPI document, liveness; metrics collected for a listener of their own).
+ * Returns the Fastify instance, not listening.
  *
  * @example
  * const app = createHttpServer({ core, db, logger, clock });
  * await app.listen({ host: '127.0.0.1', port: 3000 });
  */
 export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
-  const { core, clock, logger } = deps;
+  const { core, clock, logger, metrics } = deps;
+  const requestTimeoutMs = deps.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
     // Per-request lines are left to metrics; faults are logged with their request id.
@@ -53,6 +76,10 @@ export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
     // No child logger per request (a redacting pino child is costly); faults log their request id themselves.
     childLoggerFactory: (parent) => parent,
     bodyLimit: deps.bodyLimit ?? 16_384,
+    // Node's own timers, no cost per request: a request must arrive whole in time (slow senders), and
+    // a connection idle that long is closed. A timed-out request is answered 408 by `clientErrorResponder`.
+    requestTimeout: requestTimeoutMs,
+    connectionTimeout: requestTimeoutMs,
     genReqId: () => randomUUID(),
     routerOptions: { maxParamLength: 100 },
     // HTTP that cannot be parsed at all, answered on the socket as an envelope too.
@@ -62,7 +89,7 @@ export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
     // Refusals the router makes before any route runs (a bad URL, an over-long parameter), as envelopes.
     frameworkErrors: (error, request, reply: FastifyReply) => {
       const status = error.statusCode ?? 400;
-      metrics.observeUnmatched(request.method, status, reply.elapsedTime / 1000);
+      metrics?.observeUnmatched(request.method, status, reply.elapsedTime / 1000);
       void reply.code(status).send(failure(status === 414 ? 'URL is too long' : 'Invalid URL', clock.now()));
     },
   }).withTypeProvider<ZodTypeProvider>();
@@ -90,11 +117,20 @@ export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
   app.addHook('onRoute', (route) => {
     if (route.schema && !route.schema.querystring && route.config?.public !== true) route.schema = { ...route.schema, querystring: noQuery };
   });
-  const metrics = installMetrics(app);
-  installErrorHandling(app, clock, logger, metrics.observeUnmatched);
-  installAuthentication(app, core);
-  const idempotency = createIdempotencyStore(deps.db, deps.idempotencyTtlSeconds ?? DAY_SECONDS);
-  installIdempotency(app, idempotency, clock);
+  const limiter = deps.limits ? installRateLimits(app, deps.limits) : undefined;
+  installErrorHandling(app, clock, logger, {
+    observeUnmatched: metrics?.observeUnmatched,
+    // Unknown paths count against the address too: guessing routes costs like any request.
+    limitUnmatched: limiter?.address,
+  });
+  installAuthentication(app, core, limiter);
+  const ttlSeconds = deps.idempotency?.ttlSeconds ?? DAY_SECONDS;
+  const idempotency = createIdempotencyStore(deps.db, {
+    ttlSeconds,
+    leaseMs: requestTimeoutMs + LEASE_MARGIN_MS,
+    maxKeysPerUser: deps.idempotency?.maxKeysPerUser ?? 1000,
+  });
+  installIdempotency(app, idempotency, clock, { ttlSeconds, otpTtlSeconds: deps.idempotency?.otpTtlSeconds ?? ttlSeconds }, logger);
 
   const purge = setInterval(() => {
     idempotency.purgeExpired(clock.now()).catch((error: unknown) => logger.warn({ err: error }, 'Purging idempotency keys failed'));
@@ -110,15 +146,25 @@ export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
         version: '1.0.0',
         description:
           'The card-service interface under /api/v1. Extensions beyond the spec are tagged `extension`: GET /api/v1/cards, ' +
-          'POST /api/v1/cards/{id}/topup/quote, the Idempotency-Key header on every POST, this document, GET /livez and GET /metrics.',
+          'POST /api/v1/cards/{id}/topup/quote, the Idempotency-Key header on every POST, this document and GET /livez. ' +
+          'Requests are limited per token and per client address (429 with Retry-After), and an address that fails ' +
+          'authentication too often is refused for a while before its token is read.',
       },
       components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } } },
     },
     transform: jsonSchemaTransform,
   });
 
-  // Routes go in a plugin registered after swagger, so the document sees them.
+  // Routes go in a plugin registered after swagger, so the document sees them. Hooks added in it reach
+  // the API's own routes only, not those other parts mount on the app (the bot's webhook).
   void app.register(async (api) => {
+    // Authentication counts the address of the other routes, in its own hook.
+    if (limiter) {
+      api.addHook('onRoute', (route) => {
+        if (route.config?.public === true) route.onRequest = [limiter.address, ...asArray(route.onRequest)];
+      });
+    }
+    metrics?.instrument(api);
     const routes = api.withTypeProvider<ZodTypeProvider>();
     const routeDeps = { core, clock };
     catalogueRoutes(routes, routeDeps);
@@ -128,8 +174,15 @@ export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
 
     routes.get(
       '/livez',
-      { config: { public: true }, schema: { summary: 'Extension: liveness (no token, no database)', tags: ['extension'] } },
-      async () => ({ success: true, data: { status: 'alive' }, message: 'Alive', timestamp: clock.now().toISOString() }),
+      {
+        config: { public: true },
+        schema: {
+          summary: 'Extension: liveness (no token, no database)',
+          tags: ['extension'],
+          response: { 200: envelope(z.object({ status: z.literal('alive') })), 414: errorEnvelope, 429: errorEnvelope },
+        },
+      },
+      async () => ({ success: true as const, data: { status: 'alive' as const }, message: 'Alive', timestamp: clock.now().toISOString() }),
     );
     let document: object | undefined;
     routes.get('/api/v1/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => {

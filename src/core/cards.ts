@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Executor } from '../db/schema.js';
 import { accountBalance, claimCooldown, findOwnedCard, lockedBalance, selectCards, unlessRefused, withdrawCooldownError } from './card-queries.js';
+import { sealCardData } from './card-data-keys.js';
 import { recordCardTransaction } from './card-records.js';
 import type { CoreDeps } from './deps.js';
 import { CardServiceError, refuse, type Refusal } from './errors.js';
@@ -9,6 +10,7 @@ import { maskPan } from './luhn.js';
 import { percentOf, type Cents } from './money.js';
 import { ProviderError } from './provider.js';
 import { inputGuards, type CreateCardInput } from './schemas.js';
+import type { OperationHooks } from './service.js';
 import {
   toCard,
   type Caller,
@@ -92,7 +94,7 @@ export function createCardOperations({ db, clock, provider, cipher, settings }: 
     },
 
     /** Creates a card: the plan's fee (less any coupon) from the wallet, the BIN's initial balance onto the card. */
-    async createCard(caller: Caller, input: CreateCardInput): Promise<Card> {
+    async createCard(caller: Caller, input: CreateCardInput, hooks: OperationHooks<Card> = {}): Promise<Card> {
       guard.createCard(input);
       const now = clock.now();
       const at = now.toISOString();
@@ -138,8 +140,7 @@ export function createCardOperations({ db, clock, provider, cipher, settings }: 
             currency: bin.currency,
             three_ds: bin.three_ds,
             masked_pan: maskPan(issued.pan),
-            pan_encrypted: cipher.encrypt(issued.pan, `${cardId}:pan`),
-            cvv_encrypted: cipher.encrypt(issued.cvv, `${cardId}:cvv`),
+            ...(await sealCardData(trx, cipher, cardId, issued)),
             exp: issued.exp,
             provider_card_id: issued.providerCardId ?? `tmp_${randomUUID()}`,
             provider_ready: issued.providerCardId ? 1 : 0,
@@ -175,7 +176,9 @@ export function createCardOperations({ db, clock, provider, cipher, settings }: 
             at,
           });
         }
-        return toCard(await findOwnedCard(trx, caller, cardId));
+        const card = toCard(await findOwnedCard(trx, caller, cardId));
+        await hooks.commit?.(trx, card);
+        return card;
       });
     },
 

@@ -5,6 +5,7 @@ import { findOwnedCard, isUuid, selectCards } from './card-queries.js';
 import type { CoreDeps } from './deps.js';
 import { CardServiceError } from './errors.js';
 import { inputGuards, type TransactionsQuery } from './schemas.js';
+import type { OperationHooks } from './service.js';
 import {
   toCardOtp,
   toCardTransaction,
@@ -85,10 +86,10 @@ export function createHistoryOperations({ db, mailbox, settings, clock }: CoreDe
     },
 
     /** Spec 4.14: takes the newest OTP e-mail for the card from the mailbox and keeps it in the card's list. */
-    async requestOtp(caller: Caller, cardId: string): Promise<RequestedOtp> {
+    async requestOtp(caller: Caller, cardId: string, hooks: OperationHooks<RequestedOtp> = {}): Promise<RequestedOtp> {
       const card = await findOwnedCardByReference(db, caller, cardId);
       // Taken from the mailbox and kept in the card's list in one transaction: a failure loses no code.
-      const mail = await db.transaction().execute(async (trx) => {
+      const requested = await db.transaction().execute(async (trx): Promise<RequestedOtp | null> => {
         const taken = await mailbox.takeLatest(card.provider_card_id, trx);
         if (!taken) return null;
         await trx
@@ -104,13 +105,15 @@ export function createHistoryOperations({ db, mailbox, settings, clock }: CoreDe
             created_at: clock.now().toISOString(),
           })
           .execute();
-        return taken;
+        const result: RequestedOtp = {
+          message: 'OTP retrieved successfully',
+          cardInfo: { id: card.id, providerCardId: card.provider_card_id, name: card.name, otpCode: taken.code },
+        };
+        await hooks.commit?.(trx, result);
+        return result;
       });
-      if (!mail) throw new CardServiceError('NO_OTP');
-      return {
-        message: 'OTP retrieved successfully',
-        cardInfo: { id: card.id, providerCardId: card.provider_card_id, name: card.name, otpCode: mail.code },
-      };
+      if (!requested) throw new CardServiceError('NO_OTP');
+      return requested;
     },
 
     async walletBalance(caller: Caller): Promise<Wallet> {

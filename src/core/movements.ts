@@ -17,6 +17,7 @@ import { platformFeeFor } from './fees.js';
 import { postJournal, SYSTEM_ACCOUNTS, systemAccountId } from './ledger.js';
 import { ProviderError } from './provider.js';
 import { inputGuards, type AmountInput } from './schemas.js';
+import type { OperationHooks } from './service.js';
 import type { Caller, TopupQuote, TopupResult, WithdrawResult } from './views.js';
 
 // The top-up's own statements, compiled once (the hot path of the service).
@@ -63,7 +64,7 @@ export function createMovementOperations({ db, clock, provider, settings }: Core
      * Spec 4.6. The attempt starts the card's cooldown once the card is found; a later refusal
      * (limit, wallet) still commits that, and nothing else.
      */
-    async topup(caller: Caller, cardId: string, { amount }: AmountInput): Promise<TopupResult> {
+    async topup(caller: Caller, cardId: string, { amount }: AmountInput, hooks: OperationHooks<TopupResult> = {}): Promise<TopupResult> {
       checkCardId(cardId);
       guard.topup(amount);
       const now = clock.now();
@@ -115,7 +116,7 @@ export function createMovementOperations({ db, clock, provider, settings }: Core
           merchantName: 'Wallet top-up',
           at,
         });
-        return {
+        const done: TopupResult = {
           cardId,
           transactionId,
           invoiceId: posted.journalId,
@@ -124,12 +125,14 @@ export function createMovementOperations({ db, clock, provider, settings }: Core
           platformFee: fee,
           newCardBalance: posted.balances.get(card.account_id) ?? 0,
         };
+        await hooks.commit?.(trx, done);
+        return done;
       });
       return unlessRefused(result);
     },
 
     /** Spec 4.7: the provider first, then the wallet, in one transaction; the attempt starts the cooldown. */
-    async withdraw(caller: Caller, cardId: string, { amount }: AmountInput): Promise<WithdrawResult> {
+    async withdraw(caller: Caller, cardId: string, { amount }: AmountInput, hooks: OperationHooks<WithdrawResult> = {}): Promise<WithdrawResult> {
       guard.withdraw(amount);
       const now = clock.now();
       const at = now.toISOString();
@@ -171,7 +174,7 @@ export function createMovementOperations({ db, clock, provider, settings }: Core
           merchantName: 'Wallet',
           at,
         });
-        return {
+        const done: WithdrawResult = {
           cardId: card.id,
           transactionId,
           invoiceId: posted.journalId,
@@ -179,6 +182,8 @@ export function createMovementOperations({ db, clock, provider, settings }: Core
           newCardBalance: posted.balances.get(card.account_id) ?? 0,
           amountWithdrawn: amount,
         };
+        await hooks.commit?.(trx, done);
+        return done;
       });
       return unlessRefused(result);
     },

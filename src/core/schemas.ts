@@ -15,7 +15,8 @@ export function createInputSchemas(settings: CoreSettings) {
       .min(toAmount(opts.min), { error: opts.minText })
       .max(toAmount(opts.max), { error: opts.maxText })
       .refine(hasAtMostTwoDecimals, { error: 'Amount must have at most 2 decimal places' })
-      .meta({ multipleOf: 0.01 })
+      // Not `multipleOf: 0.01`: standard validators test that in binary floating point and refuse 19.4.
+      .meta({ description: 'USD, at most 2 decimal places (a third decimal is refused however small)' })
       .transform((value) => toCents(value) as Cents);
 
   const topup = z.strictObject({
@@ -73,7 +74,9 @@ export function createInputSchemas(settings: CoreSettings) {
           .number()
           .min(min, { error: `${name} must be at least ${min}` })
           .max(max, { error: `${name} must be at most ${max}` }),
-      );
+      )
+      // Documented as the integer it stands for, as query parameters are (it arrives as text).
+      .meta({ type: 'integer', minimum: min, maximum: max, pattern: undefined });
 
   const transactionsQuery = z.strictObject({
     page: wholeNumber('page', 1, 1_000_000).optional().describe('Page number, 1 to 1000000; default 1'),

@@ -1,9 +1,10 @@
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
-import { createHttpServer } from '../../src/api/server.js';
+import { createHttpServer, type HttpServerDeps } from '../../src/api/server.js';
 import { createLogger } from '../../src/logger.js';
 import type { CoreSettings } from '../../src/core/settings.js';
 import { createTestCore, type TestCore } from './core.js';
+import { createConformance, type Exchange } from './openapi-conformance.js';
 
 export interface TestApi {
   t: TestCore;
@@ -11,7 +12,24 @@ export interface TestApi {
   baseUrl: string;
   /** A request over real HTTP; `body` objects are sent as JSON, strings as they are. */
   call(method: string, path: string, options?: CallOptions): Promise<ApiResponse>;
+  /** Every exchange made through `call`, in order. */
+  exchanges: Exchange[];
+  /**
+   * Stops the server and the core, after checking every exchange against the OpenAPI document the
+   * server serves (throws listing what does not conform), so no endpoint test can drift from it.
+   */
   close(): Promise<void>;
+}
+
+export interface TestApiOptions {
+  settings?: Partial<CoreSettings>;
+  bodyLimit?: number;
+  asyncIssue?: boolean;
+  logLines?: string[];
+  /** A core to serve (e.g. on Postgres, from `coreOn`); closed with the API. A fresh SQLite one otherwise. */
+  core?: TestCore;
+  /** Server options beyond the core's: request limits (none by default), idempotency bounds, metrics, timeout. */
+  server?: Pick<HttpServerDeps, 'limits' | 'idempotency' | 'metrics' | 'requestTimeoutMs'>;
 }
 
 export interface CallOptions {
@@ -28,20 +46,28 @@ export interface ApiResponse {
 }
 
 /** A test core behind the HTTP server, listening on 127.0.0.1 on a free port. */
-export async function startTestApi(
-  options: { settings?: Partial<CoreSettings>; bodyLimit?: number; asyncIssue?: boolean; logLines?: string[] } = {},
-): Promise<TestApi> {
-  const t = await createTestCore({ settings: options.settings, asyncIssue: options.asyncIssue });
+export async function startTestApi(options: TestApiOptions = {}): Promise<TestApi> {
+  const t = options.core ?? (await createTestCore({ settings: options.settings, asyncIssue: options.asyncIssue }));
   const app = createHttpServer({
     core: t.core,
     db: t.database.db,
     logger: options.logLines ? createLogger('debug', { write: (line: string) => void options.logLines!.push(line) }) : createLogger('silent'),
     clock: t.clock,
     bodyLimit: options.bodyLimit,
+    ...options.server,
   });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const { port } = app.server.address() as AddressInfo;
   const baseUrl = `http://127.0.0.1:${port}`;
+
+  const exchanges: Exchange[] = [];
+
+  async function conformanceProblems(): Promise<string[]> {
+    // From an address of its own, so the test's own requests never limit it.
+    const served = await app.inject({ method: 'GET', url: '/api/v1/openapi.json', remoteAddress: '192.0.2.1' });
+    const conformance = createConformance(served.json());
+    return exchanges.flatMap((exchange) => conformance.check(exchange));
+  }
 
   async function call(method: string, path: string, { token, body, headers = {} }: CallOptions = {}): Promise<ApiResponse> {
     const h: Record<string, string> = { ...headers };
@@ -53,6 +79,7 @@ export async function startTestApi(
     }
     const response = await fetch(baseUrl + path, { method, headers: h, body: payload });
     const text = await response.text();
+    exchanges.push({ method, url: path, requestHeaders: h, requestBody: payload, status: response.status, contentType: response.headers.get('content-type'), text });
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);
@@ -67,9 +94,18 @@ export async function startTestApi(
     app,
     baseUrl,
     call,
+    exchanges,
     async close() {
-      await app.close();
-      await t.close();
+      let problems: string[] = [];
+      try {
+        problems = await conformanceProblems();
+      } finally {
+        await app.close();
+        await t.close();
+      }
+      if (problems.length > 0) {
+        throw new Error(`${problems.length} replies do not conform to the OpenAPI document:\n${problems.slice(0, 20).join('\n')}`);
+      }
     },
   };
 }

@@ -7,25 +7,31 @@ import {
   presentSensitiveDetails,
   presentStatusChange,
 } from '../presenters.js';
-import { bearerAuth, cardIdFrom, errorResponses, type ApiApp, type RouteDeps } from './route-kit.js';
+import { sendOnce } from '../idempotency.js';
+import { bearerAuth, bodyErrorResponses, cardIdFrom, errorResponses, type ApiApp, type RouteDeps } from './route-kit.js';
 
 /** Spec 4.4, 4.5, 4.8 to 4.11, and the card list extension. */
 export function cardRoutes(app: ApiApp, { core, clock }: RouteDeps): void {
   app.post(
     '/api/v1/cards',
     {
+      config: { idempotent: true },
       schema: {
         summary: 'Create a card; the plan fee is taken from the wallet',
         tags: ['spec'],
         security: bearerAuth,
         body: core.schemas.createCard,
-        response: { 201: envelope(createdCard), ...errorResponses },
+        response: { 201: envelope(createdCard), ...bodyErrorResponses },
       },
     },
-    async (request, reply) => {
-      const created = await core.createCard(request.caller, request.body);
-      return reply.code(201).send(ok(presentCreatedCard(created), 'Card created successfully', clock.now()));
-    },
+    async (request, reply) =>
+      sendOnce(
+        request,
+        reply,
+        201,
+        (hooks) => core.createCard(request.caller, request.body, hooks),
+        (created) => ok(presentCreatedCard(created), 'Card created successfully', clock.now()),
+      ),
   );
 
   app.get(
@@ -78,14 +84,14 @@ export function cardRoutes(app: ApiApp, { core, clock }: RouteDeps): void {
 
   app.patch(
     '/api/v1/cards/:id/freeze',
-    { schema: { ...stateChange, summary: 'Freeze an active card', response: { 200: envelope(statusChange), ...errorResponses } } },
+    { schema: { ...stateChange, summary: 'Freeze an active card', response: { 200: envelope(statusChange), ...bodyErrorResponses } } },
     async (request) =>
       ok(presentStatusChange(await core.freeze(request.caller, cardIdFrom(request.params))), 'Card frozen successfully', clock.now()),
   );
 
   app.patch(
     '/api/v1/cards/:id/unfreeze',
-    { schema: { ...stateChange, summary: 'Unfreeze a frozen card', response: { 200: envelope(statusChange), ...errorResponses } } },
+    { schema: { ...stateChange, summary: 'Unfreeze a frozen card', response: { 200: envelope(statusChange), ...bodyErrorResponses } } },
     async (request) =>
       ok(presentStatusChange(await core.unfreeze(request.caller, cardIdFrom(request.params))), 'Card unfrozen successfully', clock.now()),
   );
@@ -96,7 +102,7 @@ export function cardRoutes(app: ApiApp, { core, clock }: RouteDeps): void {
       schema: {
         ...stateChange,
         summary: 'Close a card for good; its balance returns to the wallet',
-        response: { 200: envelope(closeResult), ...errorResponses },
+        response: { 200: envelope(closeResult), ...bodyErrorResponses },
       },
     },
     async (request) =>

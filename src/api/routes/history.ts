@@ -1,7 +1,8 @@
 import { ok } from '../envelope.js';
 import { cardIdParams, envelope, noBody, otpList, requestedOtp, transactionPage, wallet } from '../http-schemas.js';
 import { presentOtpList, presentRequestedOtp, presentTransactionPage, presentWallet } from '../presenters.js';
-import { bearerAuth, cardReferenceFrom, errorResponses, type ApiApp, type RouteDeps } from './route-kit.js';
+import { sendOnce } from '../idempotency.js';
+import { bearerAuth, bodyErrorResponses, cardReferenceFrom, errorResponses, type ApiApp, type RouteDeps } from './route-kit.js';
 
 /** Spec 4.12 to 4.15: transactions, OTPs, the wallet. */
 export function historyRoutes(app: ApiApp, { core, clock }: RouteDeps): void {
@@ -41,20 +42,24 @@ export function historyRoutes(app: ApiApp, { core, clock }: RouteDeps): void {
   app.post(
     '/api/v1/cards/:id/otps/request',
     {
-      ...otpRoute,
+      config: { errorField: true, idempotent: 'otp' },
       schema: {
         summary: 'Retrieve an OTP for the card from e-mail; errors in `error`',
         tags: ['spec'],
         security: bearerAuth,
         params: cardIdParams,
         body: noBody,
-        response: { 200: envelope(requestedOtp), ...errorResponses },
+        response: { 200: envelope(requestedOtp), ...bodyErrorResponses },
       },
     },
-    async (request) => {
-      const requested = await core.requestOtp(request.caller, cardReferenceFrom(request.params));
-      return ok(presentRequestedOtp(requested), 'OTP retrieved successfully', clock.now());
-    },
+    async (request, reply) =>
+      sendOnce(
+        request,
+        reply,
+        200,
+        (hooks) => core.requestOtp(request.caller, cardReferenceFrom(request.params), hooks),
+        (requested) => ok(presentRequestedOtp(requested), 'OTP retrieved successfully', clock.now()),
+      ),
   );
 
   app.get(

@@ -1,24 +1,32 @@
 import { ok } from '../envelope.js';
 import { cardIdParams, envelope, topupQuote, topupResult, withdrawResult } from '../http-schemas.js';
 import { presentQuote, presentTopup, presentWithdrawal } from '../presenters.js';
-import { bearerAuth, cardIdFrom, errorResponses, type ApiApp, type RouteDeps } from './route-kit.js';
+import { sendOnce } from '../idempotency.js';
+import { bearerAuth, bodyErrorResponses, cardIdFrom, type ApiApp, type RouteDeps } from './route-kit.js';
 
 /** Spec 4.6 and 4.7, and the top-up quote extension. */
 export function movementRoutes(app: ApiApp, { core, clock }: RouteDeps): void {
   app.post(
     '/api/v1/cards/:id/topup',
     {
+      config: { idempotent: true },
       schema: {
         summary: 'Top up a card from the wallet (amount plus platform fee)',
         tags: ['spec'],
         security: bearerAuth,
         params: cardIdParams,
         body: core.schemas.topup,
-        response: { 200: envelope(topupResult), ...errorResponses },
+        response: { 200: envelope(topupResult), ...bodyErrorResponses },
       },
     },
-    async (request) =>
-      ok(presentTopup(await core.topup(request.caller, cardIdFrom(request.params), request.body)), 'Card topped up successfully', clock.now()),
+    async (request, reply) =>
+      sendOnce(
+        request,
+        reply,
+        200,
+        (hooks) => core.topup(request.caller, cardIdFrom(request.params), request.body, hooks),
+        (result) => ok(presentTopup(result), 'Card topped up successfully', clock.now()),
+      ),
   );
 
   app.post(
@@ -30,7 +38,7 @@ export function movementRoutes(app: ApiApp, { core, clock }: RouteDeps): void {
         security: bearerAuth,
         params: cardIdParams,
         body: core.schemas.topup,
-        response: { 200: envelope(topupQuote), ...errorResponses },
+        response: { 200: envelope(topupQuote), ...bodyErrorResponses },
       },
     },
     async (request) =>
@@ -40,20 +48,23 @@ export function movementRoutes(app: ApiApp, { core, clock }: RouteDeps): void {
   app.post(
     '/api/v1/cards/:id/withdraw',
     {
+      config: { idempotent: true },
       schema: {
         summary: 'Withdraw from a card to the wallet',
         tags: ['spec'],
         security: bearerAuth,
         params: cardIdParams,
         body: core.schemas.withdraw,
-        response: { 200: envelope(withdrawResult), ...errorResponses },
+        response: { 200: envelope(withdrawResult), ...bodyErrorResponses },
       },
     },
-    async (request) =>
-      ok(
-        presentWithdrawal(await core.withdraw(request.caller, cardIdFrom(request.params), request.body)),
-        'Withdrawal completed successfully',
-        clock.now(),
+    async (request, reply) =>
+      sendOnce(
+        request,
+        reply,
+        200,
+        (hooks) => core.withdraw(request.caller, cardIdFrom(request.params), request.body, hooks),
+        (result) => ok(presentWithdrawal(result), 'Withdrawal completed successfully', clock.now()),
       ),
   );
 }

@@ -32,16 +32,23 @@ export function cardReferenceFrom(params: { id: string }): string {
   return id;
 }
 
-/** Error responses every authenticated route documents. */
+/**
+ * Error responses every authenticated route documents: 400 also for a malformed URL, 414 for one too
+ * long, 429 for cooldowns and for the request limits.
+ */
 export const errorResponses = {
   400: errorEnvelope,
   401: errorEnvelope,
   404: errorEnvelope,
   409: errorEnvelope,
+  414: errorEnvelope,
   422: errorEnvelope,
   429: errorEnvelope,
   500: errorEnvelope,
   502: errorEnvelope,
 } as const;
+
+/** Those of a route that reads a request body, plus 413 (too large) and 415 (not JSON). */
+export const bodyErrorResponses = { ...errorResponses, 413: errorEnvelope, 415: errorEnvelope } as const;
 
 export const bearerAuth = [{ bearerAuth: [] }];
