@@ -18,7 +18,7 @@ import { pastedTokenFeature } from './features/pasted-token.js';
 import { unhandledFeature } from './features/unhandled.js';
 import { createI18n, createTranslators, localeOf, translations } from './i18n.js';
 import { startOutboxLoop } from './outbox.js';
-import { botTables, CONVERSATION_KEY_PREFIX, LinkCache } from './repository.js';
+import { botTables, CONVERSATION_KEY_PREFIX, ChatLinks } from './repository.js';
 import type { BotDeps, Services } from './services.js';
 import { kvStorage } from './storage.js';
 import { holdsApiToken } from './token-scan.js';
@@ -118,7 +118,7 @@ export function createBot(deps: BotDeps, options: { botInfo?: UserFromGetMe; fet
 
   const db = botTables(deps.db);
   // `wakeDeletions` does nothing until the background jobs start (`startBackgroundJobs`).
-  const s: Services = { ...deps, db, links: new LinkCache(db), i18n, answered, wakeDeletions: () => {} };
+  const s: Services = { ...deps, db, links: new ChatLinks(db), i18n, answered, wakeDeletions: () => {} };
   servicesOf.set(bot, s);
 
   // Conversation contexts get a fresh Api: give it the bot's transformers (auto-retry and any other).

@@ -5,7 +5,6 @@ import type { CoreEvent } from '../core/events.js';
 import { money } from './format.js';
 import { alertKeyboard } from './keyboards.js';
 import { chatLocaleKey, chatsOfUser, forgetNotice, pendingNotices, pruneBookkeeping, readKv, recordDelivery, wasDelivered } from './repository.js';
-import { isCardServiceError } from '../core/errors.js';
 import type { BotContext } from './context.js';
 import { deleteLater, type Services } from './services.js';
 import { startLoop, type Loop, type Report } from './loop.js';
@@ -35,7 +34,7 @@ export function startOutboxLoop(s: Services, api: Api, report?: Report): Loop {
         if (await wasDelivered(s.db, pending.seq, link.chatId)) continue;
         // Only to a chat whose token still works: a revocation ends its links, and a link made in the
         // moment of a revocation still finds its token refused here.
-        if (!(await tokenStillValid(s, link.tokenHash))) continue;
+        if (!(await s.core.tokenIsActive(link.tokenHash))) continue;
         try {
           await push(s, api, link.chatId, pending.event);
         } catch (error) {
@@ -50,16 +49,6 @@ export function startOutboxLoop(s: Services, api: Api, report?: Report): Loop {
     }
     return events.length === 50 ? 0 : undefined;
   });
-}
-
-async function tokenStillValid(s: Services, tokenHash: string): Promise<boolean> {
-  try {
-    await s.core.authenticateByTokenHash(tokenHash);
-    return true;
-  } catch (error) {
-    if (isCardServiceError(error) && error.code === 'INVALID_TOKEN') return false;
-    throw error;
-  }
 }
 
 /** Chats whose link ended (a revoked token, an operator) are told once, in the language they were linked in. */

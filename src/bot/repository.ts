@@ -1,6 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { ChatLinkPort, UnlinkReason } from '../core/chat-links.js';
-import type { Db } from '../db/schema.js';
+import { compiledOnce } from '../db/compiled-query.js';
+import type { Db, Executor } from '../db/schema.js';
 
 /** The bot's own tables (migrations/20261122_02_bot.ts). The bot never touches the core's tables. */
 export type BotTables = {
@@ -27,38 +28,35 @@ export interface ChatLink {
   tokenHash: string;
 }
 
-/** Read on every update: a plain SQL template, cheaper than building the query each time. */
+const linkOfChat = compiledOnce(1, (ex, chatId: number) =>
+  (ex as unknown as BotDb).selectFrom('bot_chat_links').select(['user_id', 'token_hash']).where('chat_id', '=', chatId),
+);
+
+/** Read on every update: compiled once (and so read at once on SQLite while no transaction is open). */
 export async function findLink(db: BotDb, chatId: number): Promise<ChatLink | undefined> {
-  const { rows } = await sql<{ user_id: string; token_hash: string }>`select user_id, token_hash from bot_chat_links where chat_id = ${chatId}`.execute(db);
+  const { rows } = await linkOfChat.execute(db as unknown as Executor, chatId);
   const row = rows[0];
   return row && { chatId, userId: row.user_id, tokenHash: row.token_hash };
 }
 
 /**
- * Chat links as this process last wrote or read them; the bot is the only writer of its links. The
- * token behind a link is still re-checked with the core on every update.
+ * The chats' links, read from the database on every update and never kept in memory: another process
+ * (the admin command line's `links remove` or `tokens revoke`, a second bot instance) may end one at
+ * any moment, and a link ended there must stop this process at once.
  */
-export class LinkCache {
-  readonly #links = new Map<number, ChatLink | null>();
+export class ChatLinks {
   constructor(private readonly db: BotDb) {}
 
-  async find(chatId: number): Promise<ChatLink | undefined> {
-    let link = this.#links.get(chatId);
-    if (link === undefined) {
-      link = (await findLink(this.db, chatId)) ?? null;
-      if (this.#links.size >= 10_000) this.#links.delete(this.#links.keys().next().value as number);
-      this.#links.set(chatId, link);
-    }
-    return link ?? undefined;
+  find(chatId: number): Promise<ChatLink | undefined> {
+    return findLink(this.db, chatId);
   }
 
-  async save(link: ChatLink, at: Date): Promise<void> {
-    await saveLink(this.db, link, at);
-    this.#links.set(link.chatId, link);
+  save(link: ChatLink, at: Date): Promise<void> {
+    return saveLink(this.db, link, at);
   }
 
-  async delete(chatId: number): Promise<boolean> {
-    this.#links.set(chatId, null);
+  /** False when the link was gone already (ended elsewhere). */
+  delete(chatId: number): Promise<boolean> {
     return deleteLink(this.db, chatId);
   }
 }

@@ -8,7 +8,7 @@ import type { Logger } from '../logger.js';
 import type { BotContext } from './context.js';
 import type { AnsweredCallbacks } from './error-boundary.js';
 import { toRefusal, type Refusal } from './errors.js';
-import { scheduleDeletion, type BotDb, type LinkCache } from './repository.js';
+import { scheduleDeletion, type BotDb, type ChatLinks } from './repository.js';
 
 export interface BotConfig {
   token: string;
@@ -38,7 +38,7 @@ export interface BotDeps {
 /** What features share: the deps, the bot's tables and the texts. Built once in `createBot`. */
 export interface Services extends Omit<BotDeps, 'db'> {
   db: BotDb;
-  links: LinkCache;
+  links: ChatLinks;
   i18n: I18n<BotContext>;
   /** Callback queries already answered (a second answer is refused by Telegram). */
   answered: AnsweredCallbacks;

@@ -18,10 +18,13 @@ export function findApiTokens(text: string): string[] {
   return [...new Set(text.match(TOKEN_RUNS) ?? [])];
 }
 
-/** The text or caption of a new or edited message or channel post. */
+/** The text or caption of a new or edited message or channel post, with the addresses of its text links. */
 export function messageTextOf(update: Update): string | undefined {
   const message = update.message ?? update.edited_message ?? update.channel_post ?? update.edited_channel_post;
-  return message && (message.text ?? message.caption);
+  if (!message) return undefined;
+  const text = message.text ?? message.caption;
+  const links = (message.entities ?? message.caption_entities)?.filter((e) => e.type === 'text_link');
+  return links?.length ? [text ?? '', ...links.map((e) => (e as { url: string }).url)].join('\n') : text;
 }
 
 /**

@@ -1,5 +1,6 @@
-import { sql } from 'kysely';
+import { sql, type Transaction } from 'kysely';
 import { compiledOnce } from '../db/compiled-query.js';
+import type { Database } from '../db/schema.js';
 import { createCardOperations } from './cards.js';
 import type { CoreDeps } from './deps.js';
 import { CardServiceError } from './errors.js';
@@ -65,6 +66,11 @@ export function createCardService(deps: CoreDeps) {
     /** Like `authenticate`, for an edge that keeps only the token's hash (the bot's chat links). */
     authenticateByTokenHash,
 
+    /** Whether a token (by its hash) still works, without counting as a use of it (a push to its chat). */
+    async tokenIsActive(tokenHash: string): Promise<boolean> {
+      return (await callerByTokenHash.execute(db, tokenHash)).rows.length > 0;
+    },
+
     async health(): Promise<Health> {
       await sql`select 1`.execute(db);
       return { status: 'healthy', environment: settings.environment, timestamp: clock.now().toISOString() };
@@ -85,3 +91,13 @@ export function createCardService(deps: CoreDeps) {
 }
 
 export type CardService = ReturnType<typeof createCardService>;
+
+/**
+ * Lets an edge write a record of its own in an operation's transaction, so that the two commit or
+ * roll back together (the HTTP API stores its `Idempotency-Key` replies this way). Optional last
+ * argument of `createCard`, `topup`, `withdraw` and `requestOtp`.
+ */
+export interface OperationHooks<R> {
+  /** Runs last inside the operation's transaction, once it has succeeded; throwing rolls the whole operation back. */
+  commit?: (trx: Transaction<Database>, result: R) => Promise<void>;
+}

@@ -46,6 +46,8 @@ export function openSqlite(file: string): BetterSqlite3.Database {
   raw.pragma('synchronous = FULL');
   raw.pragma('foreign_keys = ON');
   raw.pragma('busy_timeout = 10000');
+  // Deleted rows (purged OTP codes) are overwritten, not left in free pages for a copy of the file to find.
+  raw.pragma('secure_delete = ON');
   if (onDisk) for (const suffix of ['-wal', '-shm']) restrictToOwner(file + suffix);
   return raw;
 }

@@ -97,4 +97,14 @@ describe('revocation stops everything at once', () => {
     assert.match(String(notice.payload.text), /Чат отвязан оператором/);
     assert.deepEqual((await h.t.admin.listLinks()).map((l) => l.chatId), [9401]);
   });
+
+  it('a chat the operator unlinked is stopped at once, though its token still works', async () => {
+    const h = await createHarness();
+    const me = await h.linkedCustomer(9501);
+    const card = await newCard(h.t, me);
+    assert.equal(await admin(h, 'links', 'remove', '--chat', '9501'), 0);
+    const calls = await h.send(callbackUpdate({ id: 9501 }, `c:details:${card.id}`, 4));
+    assert.equal(h.since(0, 'sendMessage').filter((c) => String(c.payload.text).includes('Card details')).length, 0);
+    assert.ok(calls.some((c) => c.method === 'answerCallbackQuery' && /not linked/.test(String(c.payload.text))));
+  });
 });

@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { describe, test } from 'node:test';
-import { newCard, newCustomer } from '../helpers/core.js';
+import { createTestCore, newCard, newCustomer } from '../helpers/core.js';
 import { dialects, useCore } from './dialects.js';
 
 const HOUR = 3_600_000;
@@ -42,3 +45,23 @@ for (const dialect of dialects()) {
     });
   });
 }
+
+test('a purged OTP code is gone from the SQLite file itself, not left in a free page', async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'retention-'));
+  const file = path.join(dir, 'cards.db');
+  const t = await createTestCore({ url: file });
+  try {
+    const me = await newCustomer(t, 10_000);
+    const card = await newCard(t, me);
+    const codes = [];
+    for (let i = 0; i < 5; i++) codes.push((await t.admin.simulateOtp(card.id, 100, 'Shop')).code);
+    t.clock.advance(48 * HOUR);
+    assert.equal((await t.admin.purgeExpired()).otps, 5);
+    t.database.sqlite!.pragma('wal_checkpoint(TRUNCATE)');
+    const bytes = readFileSync(file).toString('latin1');
+    assert.deepEqual(codes.filter((code) => bytes.includes(`"code":"${code}"`) || bytes.includes(code + 'USD')), []);
+  } finally {
+    await t.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -29,6 +29,10 @@ export function callerMiddleware(s: Services) {
         await ctx.conversation.exitAll();
         if (stillLinked) await ctx.reply(ctx.t('link-revoked', { message: error.message }));
       }
+    } else if (ctx.chat?.type === 'private' && Object.keys(ctx.conversation.active()).length > 0) {
+      // A link ended elsewhere (a revocation, `links remove`) ends the chat's flow too, even one this
+      // process still holds in memory.
+      await ctx.conversation.exitAll();
     }
     await next();
   };
