@@ -1,89 +1,17 @@
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { startCore } from '../src/compose.js';
 import { BotApiServer } from './helpers/bot-api-server.js';
+import { ENTRY, freePort, startProcess as startMain } from './helpers/processes.js';
 
 // `npm start` as an operator runs it: src/main.ts in its own process, settings from the environment.
 
-const MAIN = fileURLToPath(new URL('../src/main.ts', import.meta.url));
-const API_MAIN = fileURLToPath(new URL('../src/api-main.ts', import.meta.url));
-const TSX = import.meta.resolve('tsx');
+const MAIN = ENTRY.main;
+const API_MAIN = ENTRY.api;
 const BOT_TOKEN = '123456:MAIN-test';
-
-interface Started {
-  child: ChildProcess;
-  logs: Record<string, any>[];
-  output: () => string;
-  waitForLog(msg: string): Promise<Record<string, any>>;
-  exited: Promise<number | null>;
-}
-
-/** Runs src/main.ts in a temporary working folder (so no developer's `.env` is read). */
-function startMain(dir: string, env: Record<string, string>, script = MAIN): Started {
-  const child = spawn(process.execPath, ['--import', TSX, script], {
-    cwd: dir,
-    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let text = '';
-  const logs: Record<string, any>[] = [];
-  const waiters = new Set<() => void>();
-  const take = (chunk: Buffer) => {
-    text += chunk.toString('utf8');
-    const lines = text.split('\n');
-    for (const line of lines.slice(logs.length, -1)) {
-      try {
-        logs.push(JSON.parse(line));
-      } catch {
-        logs.push({ msg: line });
-      }
-    }
-    for (const wake of [...waiters]) wake();
-  };
-  child.stdout!.on('data', take);
-  let errors = '';
-  child.stderr!.on('data', (chunk: Buffer) => (errors += chunk.toString('utf8')));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  return {
-    child,
-    logs,
-    exited,
-    output: () => text + errors,
-    waitForLog(msg) {
-      return new Promise((resolve, reject) => {
-        const check = () => {
-          const found = logs.find((l) => l.msg === msg);
-          if (found) {
-            waiters.delete(check);
-            clearTimeout(timer);
-            resolve(found);
-          }
-        };
-        const timer = setTimeout(() => {
-          waiters.delete(check);
-          reject(new Error(`No log line "${msg}" within 20 s; output:\n${text}${errors}`));
-        }, 20_000);
-        waiters.add(check);
-        void exited.then(() => setTimeout(check, 50));
-        check();
-      });
-    },
-  };
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 /** A user created beside the running process, in the same SQLite file, with the key it generated. */
 async function createUser(dir: string): Promise<string> {

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Database, Db } from '../db/schema.js';
 
-interface IdempotencyKeysTable {
+/** The stored replies' table (migrations/20261122_03 and 20261123_03). */
+export interface IdempotencyKeysTable {
   user_id: string;
   idempotency_key: string;
   request_hash: string;

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import type { IdempotencyKeysTable } from '../../src/api/idempotency-store.js';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { coreOn, dialects } from '../core/dialects.js';
 import { catalogue, newCard, newCustomer, type Customer } from '../helpers/core.js';
@@ -181,18 +182,6 @@ describe('Idempotency-Key', () => {
 const LEASE_MS = 60_000;
 const IN_PROGRESS = 'A request with this Idempotency-Key is still being processed; retry shortly';
 
-type KeyRow = {
-  user_id: string;
-  idempotency_key: string;
-  request_hash: string;
-  status_code: number | null;
-  response_body: string | null;
-  created_at: string;
-  expires_at: string;
-  claim_token: string | null;
-  lease_until: string | null;
-};
-
 for (const dialect of dialects()) {
   describe(`Idempotency-Key across a crash, and its bound per user (${dialect})`, () => {
     let api: TestApi;
@@ -209,7 +198,7 @@ for (const dialect of dialects()) {
     });
     after(() => api.close());
 
-    const keys = () => api.t.database.db.withTables<{ idempotency_keys: KeyRow }>();
+    const keys = () => api.t.database.db.withTables<{ idempotency_keys: IdempotencyKeysTable }>();
     const topup = (k: string, amount = 10, who = alice, id = cardId) =>
       api.call('POST', `/api/v1/cards/${id}/topup`, { token: who.token, body: { amount }, headers: { 'idempotency-key': k } });
     const topups = async () => (await api.t.core.listTransactions(alice.caller, { card_id: cardId, limit: 100 })).data.filter((t) => t.type === 'topup');
