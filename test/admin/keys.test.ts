@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { randomBytes, createCipheriv } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -12,6 +12,7 @@ import { reencryptCardData } from '../../src/core/card-data-keys.js';
 import { CardDataKeyError, cardDataKeyFingerprint, createCardDataCipher } from '../../src/core/secrets.js';
 import { dialects, freshPostgresSchema, whileNoSchemaIsDropped, type Dialect } from '../core/dialects.js';
 import { newCard, newCustomer, type Customer } from '../helpers/core.js';
+import { sealedOld } from '../helpers/sealed-values.js';
 
 // `npm run admin -- keys rotate --new-key-file F`: every card's PAN and CVV re-encrypted under the new
 // key in one transaction, the new key put in place, the old one kept and refused from then on.
@@ -88,14 +89,6 @@ function cli(p: Place, ...argv: string[]): Promise<{ code: number | null; stdout
   );
 }
 
-/** A value as an older version sealed it (`v1`: no associated data; `v2`: bound to its place); neither names its key. */
-function sealedOld(version: 'v1' | 'v2', key: Buffer, plain: string, context: string): string {
-  const iv = randomBytes(12);
-  const cipher = createCipheriv('aes-256-gcm', key, iv);
-  if (version === 'v2') cipher.setAAD(Buffer.from(context, 'utf8'));
-  const body = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
-  return [version, iv.toString('base64'), cipher.getAuthTag().toString('base64'), body.toString('base64')].join('.');
-}
 
 interface Holdings {
   alice: Customer;

@@ -1,19 +1,11 @@
 import assert from 'node:assert/strict';
-import { createCipheriv, randomBytes } from 'node:crypto';
 import { describe, test } from 'node:test';
 import { CardDataKeyError, cardDataKeyFingerprint, createCardDataCipher } from '../../src/core/secrets.js';
+import { sealedOld } from '../helpers/sealed-values.js';
 
 const keyA = Buffer.alloc(32, 1);
 const keyB = Buffer.alloc(32, 2);
 
-/** A value as an older version sealed it: `v1` without associated data, `v2` with it; neither names its key. */
-function sealedOld(version: 'v1' | 'v2', key: Buffer, plain: string, context: string): string {
-  const iv = randomBytes(12);
-  const cipher = createCipheriv('aes-256-gcm', key, iv);
-  if (version === 'v2') cipher.setAAD(Buffer.from(context, 'utf8'));
-  const body = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
-  return [version, iv.toString('base64'), cipher.getAuthTag().toString('base64'), body.toString('base64')].join('.');
-}
 
 describe('card data at rest', () => {
   test('a key is told by a fingerprint that is stable, differs between keys and does not reveal the key', () => {
