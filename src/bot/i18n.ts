@@ -1,12 +1,13 @@
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { I18n, type I18nFlavor } from '@grammyjs/i18n';
 import type { Context } from 'grammy';
+import { PACKAGE_ROOT } from '../package-root.js';
 
 /** Russian for users whose Telegram is in Russian, English for everyone else. */
 export const localeOf = (ctx: Context) => (ctx.from?.language_code?.startsWith('ru') ? 'ru' : 'en');
 
-export const LOCALES_FOLDER = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../locales');
+/** `locales/` at the project root, not compiled: the same folder from `src/` and from `dist/src/`. */
+export const LOCALES_FOLDER = path.join(PACKAGE_ROOT, 'locales');
 
 /** Fluent texts from `locales/*.ftl`; the locale follows the user's Telegram language, English by default. */
 export function createI18n<C extends Context>(): I18n<C & I18nFlavor> {

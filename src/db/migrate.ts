@@ -1,9 +1,33 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { FileMigrationProvider, type Kysely, Migrator, PostgresAdapter, sql } from 'kysely';
+import { FileMigrationProvider, type Kysely, type Migration, type MigrationProvider, Migrator, PostgresAdapter, sql } from 'kysely';
 
-export const MIGRATIONS_FOLDER = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../migrations');
+const HERE = fileURLToPath(import.meta.url);
+
+/**
+ * `migrations/` beside `src/`: the TypeScript sources under tsx, `dist/migrations` once compiled
+ * (`dist/src/db/migrate.js`), so each layout runs its own kind of file.
+ */
+export const MIGRATIONS_FOLDER = path.resolve(path.dirname(HERE), '../../migrations');
+
+/** The migrations' file extension in this layout: `.ts` from the sources, `.js` compiled. */
+export const MIGRATION_EXTENSION = path.extname(HERE);
+
+/**
+ * Kysely's file provider, reading only the files of this layout's kind (`.ts` in development, `.js`
+ * compiled): no declaration file, source map or stray source file is ever taken for a migration.
+ */
+class LayoutMigrationProvider implements MigrationProvider {
+  getMigrations(): Promise<Record<string, Migration>> {
+    const only: typeof fs = {
+      ...fs,
+      readdir: (async (folder: string) =>
+        (await fs.readdir(folder)).filter((name) => name.endsWith(MIGRATION_EXTENSION) && !name.endsWith(`.d${MIGRATION_EXTENSION}`))) as typeof fs.readdir,
+    };
+    return new FileMigrationProvider({ fs: only, path, migrationFolder: MIGRATIONS_FOLDER }).getMigrations();
+  }
+}
 
 /**
  * Applies every pending migration; throws with the failing migration's name on error. Processes
@@ -13,7 +37,7 @@ export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
   return whileMigrationLocked(db, async (connection) => {
     const migrator = new Migrator({
       db: connection,
-      provider: new FileMigrationProvider({ fs, path, migrationFolder: MIGRATIONS_FOLDER }),
+      provider: new LayoutMigrationProvider(),
       // Kysely looks for its migration tables in every schema unless told which: on a Postgres
       // database with several schemas (one per environment or test) it would find another's.
       migrationTableSchema: await currentPostgresSchema(connection),

@@ -1,0 +1,38 @@
+#!/bin/sh
+# The release's steps, the same in the Dockerfile and in test/release.test.ts (which runs this script):
+#
+#   sh scripts/release-install.sh build OUT   in a tree with every dependency installed (`npm ci`):
+#                                             compiles dist/ and puts the release in OUT: package.json,
+#                                             package-lock.json, scripts/, dist/ (src and the compiled
+#                                             migrations) and locales/; no sources.
+#   sh scripts/release-install.sh runtime     in OUT: installs the production dependencies only and
+#                                             checks the release (no tsc nor tsx, compiled migrations).
+#
+# The release then runs as `node dist/src/main.js` (the image's CMD, the systemd unit) or `npm start`.
+set -eu
+
+fail() { echo "release-install: $*" >&2; exit 1; }
+
+case "${1:-}" in
+  build)
+    out="${2:?usage: release-install.sh build OUT}"
+    npm run build
+    mkdir -p "$out"
+    cp package.json package-lock.json "$out/"
+    cp -R scripts dist locales "$out/"
+    ;;
+  runtime)
+    # better-sqlite3 builds its native module in its install script: scripts must run.
+    npm ci --omit=dev --ignore-scripts=false --no-audit --no-fund
+    for dev in typescript tsx esbuild; do
+      [ ! -e "node_modules/$dev" ] || fail "node_modules/$dev is installed in a production install"
+    done
+    [ -f dist/src/main.js ] && [ -f dist/src/api-main.js ] && [ -f dist/src/admin/cli.js ] || fail "dist/ is not built"
+    ls dist/migrations/*.js >/dev/null 2>&1 || fail "dist/migrations has no compiled migration"
+    ls locales/*.ftl >/dev/null 2>&1 || fail "locales/ is missing"
+    [ ! -e src ] || fail "the release carries src/"
+    ;;
+  *)
+    fail "usage: release-install.sh build OUT | runtime"
+    ;;
+esac
