@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import Fastify, { type FastifyInstance } from 'fastify';
+import { pino } from 'pino';
 import { createApiMetrics } from '../src/api/metrics.js';
 import type { RateLimits } from '../src/api/rate-limits.js';
 import { createHttpServer } from '../src/api/server.js';
@@ -189,7 +190,9 @@ export default async function (): Promise<void> {
     const api = createHttpServer({
       core: runtime.core,
       db: runtime.database.db,
-      logger: createLogger('silent'),
+      // As in production: info, one access line per request, written synchronously (to /dev/null here;
+      // BENCH_LOG=silent measures without them).
+      logger: createLogger(process.env.BENCH_LOG ?? 'info', pino.destination({ dest: '/dev/null', sync: true })),
       clock: systemClock,
       limits,
       metrics: createApiMetrics(),

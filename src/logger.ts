@@ -4,6 +4,19 @@ import { loggableError } from './log-safe.js';
 export type { Logger };
 
 /**
+ * Where a process's logs go: standard error (standard output is the admin command line's answer), as JSON
+ * lines, or as readable lines (pino-pretty) when standard error is a terminal. Chosen by the entry points
+ * (src/run.ts, src/admin/cli.ts) when they make their logger, never on import, so tests keep getting JSON.
+ */
+export function processLogDestination(): pino.DestinationStream {
+  if (process.stderr.isTTY) {
+    return pino.transport({ target: 'pino-pretty', options: { destination: 2, colorize: true, sync: true } });
+  }
+  // Synchronous, so a fatal line written just before `process.exit` is not lost.
+  return pino.destination({ dest: 2, sync: true });
+}
+
+/**
  * Structured logs. One `err` serializer makes any error safe to log; paths that could carry card data
  * or tokens are redacted as a second line of defence; the first is never passing them to the logger.
  */

@@ -6,7 +6,7 @@ import { CardDataKeyError } from './core/secrets.js';
 import { loadDotEnv } from './env.js';
 import { startHousekeeping } from './housekeeping.js';
 import { loggableError } from './log-safe.js';
-import { createLogger, type Logger } from './logger.js';
+import { createLogger, processLogDestination, type Logger } from './logger.js';
 import { stopOnSignals } from './shutdown.js';
 
 function botDeps(runtime: CoreRuntime, config: Config, token: string, logger: Logger): BotDeps {
@@ -32,6 +32,8 @@ async function start(config: Config, logger: Logger): Promise<() => Promise<void
   const housekeeping = startHousekeeping(runtime, logger);
   let api: RunningHttpApi | undefined;
   let bot: RunningBot | undefined;
+  // For /readyz: the bot of this process is ready once it has started (getMe answered).
+  const botReady = token === undefined ? undefined : () => bot !== undefined;
   // In-flight work first (HTTP requests and webhook updates, then polled updates), the database last.
   const stop = async () => {
     await api?.close();
@@ -49,13 +51,13 @@ async function start(config: Config, logger: Logger): Promise<() => Promise<void
         serve: async (handler) => {
           api = await startHttpApi(runtime, config, logger, (app) => {
             app.post(path, { config: { public: true }, bodyLimit: 1_048_576, schema: { hide: true } }, handler);
-          });
+          }, botReady);
         },
       });
       // Not the path: it may carry a secret.
       logger.info('bot serving its webhook');
     } else {
-      if (config.HTTP_ENABLED) api = await startHttpApi(runtime, config, logger);
+      if (config.HTTP_ENABLED) api = await startHttpApi(runtime, config, logger, undefined, botReady);
       if (token !== undefined) bot = await startBot(botDeps(runtime, config, token, logger));
     }
   } catch (error) {
@@ -79,7 +81,7 @@ export async function runService(overrides: NodeJS.ProcessEnv = {}): Promise<voi
     console.error(error.message);
     process.exit(2);
   }
-  const logger = createLogger(config.LOG_LEVEL);
+  const logger = createLogger(config.LOG_LEVEL, processLogDestination());
   try {
     stopOnSignals(await start(config, logger), logger);
   } catch (error) {

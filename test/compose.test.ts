@@ -145,7 +145,8 @@ describe('the card-data key at start', () => {
     unlinkSync(p.keyFile);
     const api = await run(p, API_MAIN, [], { HTTP_PORT: '0', LOG_LEVEL: 'info' });
     assert.equal(api.code, 2, api.stdout + api.stderr);
-    assert.ok(api.stdout.includes(fingerprint) && api.stdout.includes(p.keyFile), api.stdout);
+    // The fatal line is a log: on standard error.
+    assert.ok(api.stderr.includes(fingerprint) && api.stderr.includes(p.keyFile), api.stderr);
     assert.throws(() => statSync(p.keyFile), /ENOENT/);
   });
 

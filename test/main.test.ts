@@ -62,6 +62,13 @@ describe('npm start (src/main.ts)', () => {
       const token = await createUser(dir);
       const health = await fetch(`${listening.url}/api/v1/health`, { headers: { authorization: `Bearer ${token}` } });
       assert.equal(health.status, 200);
+      // Ready: the database answers, nothing pending, and the bot of this process reached Telegram.
+      const ready = await fetch(`${listening.url}/readyz`);
+      assert.equal(ready.status, 200);
+      assert.deepEqual(((await ready.json()) as { data: unknown }).data, { status: 'ready', checks: { database: 'ok', migrations: 'ok', bot: 'ok' } });
+      // Access lines name the route, never the token.
+      const access = main.logs.find((l) => l.msg === 'request' && l.route === '/api/v1/health');
+      assert.equal(access?.status, 200);
 
       const user = server.user(5001);
       const step = user.send(token);

@@ -1,6 +1,6 @@
 import { loadConfig } from '../config.js';
 import { loadDotEnv } from '../env.js';
-import { createLogger } from '../logger.js';
+import { createLogger, processLogDestination } from '../logger.js';
 import { startCoreFromConfig } from '../compose.js';
 import { CardDataKeyError } from '../core/secrets.js';
 import { runAdmin } from './run.js';
@@ -9,7 +9,8 @@ import { runAdmin } from './run.js';
 loadDotEnv();
 try {
   const config = loadConfig();
-  const logger = createLogger(config.LOG_LEVEL === 'info' ? 'warn' : config.LOG_LEVEL, undefined);
+  // Logs on standard error: with --json, standard output carries the one JSON answer and nothing else.
+  const logger = createLogger(config.LOG_LEVEL === 'info' ? 'warn' : config.LOG_LEVEL, processLogDestination());
   process.exitCode = await runAdmin(process.argv.slice(2), () => startCoreFromConfig(config, logger), {
     out: (text) => console.log(text),
     err: (text) => console.error(text),

@@ -49,13 +49,15 @@ export function installErrorHandling(
   clock: Clock,
   logger: Logger,
   unmatched: {
-    /** Counts a request no route took (metrics). */
-    observeUnmatched?: (method: string, statusCode: number, seconds: number) => void;
+    /** Counts a request no route took (metrics, the access log), before it is answered. */
+    observeUnmatched?: (request: FastifyRequest, reply: FastifyReply, statusCode: number) => void;
     /** Runs before a request no route took is answered (the per-address limit). */
     limitUnmatched?: (request: FastifyRequest) => Promise<void>;
   } = {},
 ): void {
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    // Also for refusals made before the route's own hooks ran (a rate limit, a bad token).
+    void reply.header('x-request-id', request.id);
     const errorField = usesErrorField(request);
     if (isCardServiceError(error)) {
       const retryAfter = error.retryAfterSeconds;
@@ -65,6 +67,8 @@ export function installErrorHandling(
     }
     if (error instanceof HttpRefusal) {
       if (error.retryAfterSeconds !== undefined) void reply.header('retry-after', String(error.retryAfterSeconds));
+      // An unknown path refused by the per-address limit is still a request no route took.
+      if (request.is404) unmatched.observeUnmatched?.(request, reply, error.statusCode);
       return reply.code(error.statusCode).send(failure(error.message, clock.now(), { errorField }));
     }
     const known = CLIENT_ERROR_TEXT[error.code];
@@ -77,12 +81,12 @@ export function installErrorHandling(
     // since a route mounted by another part (the bot's webhook) may carry a secret in its path.
     const route = request.routeOptions.config?.public === true ? undefined : request.routeOptions.url;
     logger.error({ reqId: request.id, route, err: error }, 'Unexpected error while handling a request');
-    return reply.code(500).header('x-request-id', request.id).send(failure('Internal server error', clock.now(), { errorField }));
+    return reply.code(500).send(failure('Internal server error', clock.now(), { errorField }));
   });
 
   const { observeUnmatched, limitUnmatched } = unmatched;
   app.setNotFoundHandler({ preHandler: limitUnmatched }, (request, reply) => {
-    observeUnmatched?.(request.method, 404, reply.elapsedTime / 1000);
+    observeUnmatched?.(request, reply, 404);
     return reply.code(404).send(failure('Route not found', clock.now()));
   });
 }

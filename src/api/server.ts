@@ -8,6 +8,7 @@ import { validationError } from '../core/schemas.js';
 import type { CardService } from '../core/service.js';
 import type { Db } from '../db/schema.js';
 import type { Logger } from '../logger.js';
+import { installAccessLog, requestIdFrom } from './access-log.js';
 import { asArray, installAuthentication } from './auth.js';
 import { failure } from './envelope.js';
 import { envelope, errorEnvelope } from './http-schemas.js';
@@ -18,6 +19,7 @@ import { parseJsonBody } from './json-body.js';
 import type { ApiMetrics } from './metrics.js';
 import { withIdempotencyHeader, withOptionalEmptyBodies } from './openapi.js';
 import { installRateLimits, type RateLimits } from './rate-limits.js';
+import { createReadiness } from './readiness.js';
 import { cardRoutes } from './routes/cards.js';
 import { catalogueRoutes } from './routes/catalogue.js';
 import { historyRoutes } from './routes/history.js';
@@ -46,6 +48,11 @@ export interface HttpServerDeps {
     /** Keys kept per user, the oldest stored replies going first (1000 by default). */
     maxKeysPerUser?: number;
   };
+  /**
+   * Whether the bot running in this process has reached Telegram (getMe succeeded), for `/readyz`;
+   * absent when no bot runs here (`bot: disabled`).
+   */
+  botReady?: () => boolean;
   /** Collects request durations when given (served apart, by `serveMetrics`); nothing is collected otherwise. */
   metrics?: ApiMetrics;
 }
@@ -71,7 +78,7 @@ export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
   const requestTimeoutMs = deps.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
-    // Per-request lines are left to metrics; faults are logged with their request id.
+    // Fastify's own request lines are off: `installAccessLog` writes one line per request, by route pattern.
     logController: new LogController({ disableRequestLogging: true }),
     // No child logger per request (a redacting pino child is costly); faults log their request id themselves.
     childLoggerFactory: (parent) => parent,
@@ -80,7 +87,8 @@ export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
     // a connection idle that long is closed. A timed-out request is answered 408 by `clientErrorResponder`.
     requestTimeout: requestTimeoutMs,
     connectionTimeout: requestTimeoutMs,
-    genReqId: () => randomUUID(),
+    // The caller's `X-Request-Id` when sane (1-128 visible characters), else a new one; every reply carries it.
+    genReqId: (request) => requestIdFrom(request.headers['x-request-id'], randomUUID),
     routerOptions: { maxParamLength: 100 },
     // HTTP that cannot be parsed at all, answered on the socket as an envelope too.
     clientErrorHandler: clientErrorResponder(clock),
@@ -90,9 +98,11 @@ export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
     frameworkErrors: (error, request, reply: FastifyReply) => {
       const status = error.statusCode ?? 400;
       metrics?.observeUnmatched(request.method, status, reply.elapsedTime / 1000);
+      accessLog.unmatched(request, reply, status);
       void reply.code(status).send(failure(status === 414 ? 'URL is too long' : 'Invalid URL', clock.now()));
     },
   }).withTypeProvider<ZodTypeProvider>();
+  const accessLog = installAccessLog(app, logger);
 
   // Bodies are validated by the core's zod schemas; a failure is the core's own validation error.
   // A POST without a body is validated as an empty object, so its items name the missing fields.
@@ -119,7 +129,10 @@ export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
   });
   const limiter = deps.limits ? installRateLimits(app, deps.limits) : undefined;
   installErrorHandling(app, clock, logger, {
-    observeUnmatched: metrics?.observeUnmatched,
+    observeUnmatched: (request, reply, status) => {
+      metrics?.observeUnmatched(request.method, status, reply.elapsedTime / 1000);
+      accessLog.unmatched(request, reply, status);
+    },
     // Unknown paths count against the address too: guessing routes costs like any request.
     limitUnmatched: limiter?.address,
   });
@@ -146,7 +159,7 @@ export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
         version: '1.0.0',
         description:
           'The card-service interface under /api/v1. Extensions beyond the spec are tagged `extension`: GET /api/v1/cards, ' +
-          'POST /api/v1/cards/{id}/topup/quote, the Idempotency-Key header on every POST, this document and GET /livez. ' +
+          'POST /api/v1/cards/{id}/topup/quote, the Idempotency-Key header on every POST, this document, GET /livez and GET /readyz. ' +
           'Requests are limited per token and per client address (429 with Retry-After), and an address that fails ' +
           'authentication too often is refused for a while before its token is read.',
       },
@@ -158,6 +171,8 @@ export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
   // Routes go in a plugin registered after swagger, so the document sees them. Hooks added in it reach
   // the API's own routes only, not those other parts mount on the app (the bot's webhook).
   void app.register(async (api) => {
+    // Routes declared in here are logged by their pattern; any mounted on the app by another part is not.
+    accessLog.apiRoutes(true);
     // Authentication counts the address of the other routes, in its own hook.
     if (limiter) {
       api.addHook('onRoute', (route) => {
@@ -184,11 +199,37 @@ export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
       },
       async () => ({ success: true as const, data: { status: 'alive' as const }, message: 'Alive', timestamp: clock.now().toISOString() }),
     );
+    const readiness = createReadiness(deps.db, deps.botReady);
+    const checkState = z.enum(['ok', 'failing']);
+    const checks = z.object({ database: checkState, migrations: z.enum(['ok', 'pending', 'failing']), bot: z.enum(['ok', 'failing', 'disabled']) });
+    routes.get(
+      '/readyz',
+      {
+        config: { public: true },
+        schema: {
+          summary: 'Extension: readiness (no token): the database answers, no migration is pending, the bot (when it runs here) reached Telegram',
+          tags: ['extension'],
+          response: {
+            200: envelope(z.object({ status: z.literal('ready'), checks })),
+            414: errorEnvelope,
+            429: errorEnvelope,
+            503: z.object({ success: z.literal(false), data: z.object({ status: z.literal('not_ready'), checks }), message: z.string(), timestamp: z.string() }),
+          },
+        },
+      },
+      async (_request, reply) => {
+        const { ready, checks: state } = await readiness();
+        const timestamp = clock.now().toISOString();
+        if (ready) return { success: true as const, data: { status: 'ready' as const, checks: state }, message: 'Ready', timestamp };
+        return reply.code(503).send({ success: false as const, data: { status: 'not_ready' as const, checks: state }, message: 'Not ready', timestamp });
+      },
+    );
     let document: object | undefined;
     routes.get('/api/v1/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => {
       document ??= withOptionalEmptyBodies(withIdempotencyHeader(app.swagger()));
       return document;
     });
+    accessLog.apiRoutes(false);
   });
 
   return app;

@@ -28,6 +28,8 @@ export async function startHttpApi(
   logger: Logger,
   /** Routes of other parts mounted before listening (the bot's webhook): no request limits, no metrics label. */
   mount?: (app: FastifyInstance) => void,
+  /** Whether the bot of this process has reached Telegram, for `/readyz`; absent when no bot runs here. */
+  botReady?: () => boolean,
 ): Promise<RunningHttpApi> {
   const apiLogger = logger.child({ component: 'api' });
   const metrics = config.METRICS_PORT === undefined ? undefined : createApiMetrics();
@@ -45,6 +47,7 @@ export async function startHttpApi(
     },
     idempotency: { maxKeysPerUser: config.IDEMPOTENCY_MAX_KEYS_PER_USER, otpTtlSeconds: config.OTP_RETENTION_SECONDS },
     metrics,
+    botReady,
   });
   mount?.(app);
   let metricsListener: MetricsListener | undefined;

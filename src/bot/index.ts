@@ -56,7 +56,10 @@ const isBusinessUpdate = (update: Update) =>
 class CountingBot extends Bot<BotContext> {
   #inFlight = 0;
   #idle: (() => void)[] = [];
+  /** Logs each update's type and chat at debug; set only when debug is enabled, so it costs nothing otherwise. */
+  logUpdate: ((update: Update) => void) | undefined;
   override async handleUpdate(update: Update, webhookReplyEnvelope?: WebhookReplyEnvelope): Promise<void> {
+    this.logUpdate?.(update);
     // Dropped before any middleware: no reply, no rate-limit count, no link check, no database read.
     if (isBusinessUpdate(update)) return;
     this.#inFlight++;
@@ -70,6 +73,14 @@ class CountingBot extends Bot<BotContext> {
   settled(): Promise<void> {
     return this.#inFlight === 0 ? Promise.resolve() : new Promise((resolve) => this.#idle.push(resolve));
   }
+}
+
+/** The update's type (its one field beside `update_id`) and its chat's id, if it has one: nothing of its content. */
+export function updateSummary(update: Update): { updateId: number; updateType: string; chatId?: number } {
+  const updateType = Object.keys(update).find((key) => key !== 'update_id') ?? 'unknown';
+  const body = (update as unknown as Record<string, { chat?: { id: number }; message?: { chat?: { id: number } } } | undefined>)[updateType];
+  const chatId = body?.chat?.id ?? body?.message?.chat?.id;
+  return chatId === undefined ? { updateId: update.update_id, updateType } : { updateId: update.update_id, updateType, chatId };
 }
 
 /**
@@ -110,6 +121,8 @@ export function createBot(deps: BotDeps, options: { botInfo?: UserFromGetMe; fet
     client,
     ContextConstructor: contextClass(deps.logger, createTranslators(i18n)) as unknown as new (...args: ConstructorParameters<typeof Context>) => BotContext,
   });
+  // Decided once: the update path pays nothing for it unless debug is on.
+  if (deps.logger.isLevelEnabled('debug')) bot.logUpdate = (update) => deps.logger.debug(updateSummary(update), 'update');
   bot.api.config.use(autoRetry({ maxRetryAttempts: 3, maxDelaySeconds: 30 }));
   // Remembers which buttons were answered (menus and conversations answer by themselves), so an
   // error is never answered a second time, which Telegram would reject.

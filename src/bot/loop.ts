@@ -3,7 +3,7 @@ import { errorSummary, loggableError } from '../log-safe.js';
 
 /** A background job of the bot (the outbox push, the deletion scheduler). */
 export interface Loop {
-  /** Look for work now instead of at the next tick. */
+  /** Look for work now instead of at the next tick (not while failing: the back-off holds). */
   wake(): void;
   stop(): Promise<void>;
 }
@@ -11,14 +11,33 @@ export interface Loop {
 /** Tells an operator about a failure (the admin chat); must not throw. */
 export type Report = (text: string) => Promise<void>;
 
+export interface LoopOptions {
+  /** Longest wait between failing ticks (30 s by default). */
+  maxBackoffMs?: number;
+}
+
+const MAX_BACKOFF_MS = 30_000;
+
 /**
  * Runs `tick` now and then again after the delay it returns (capped by `intervalMs`), or when woken;
- * `stop` waits for a running tick to finish. A failure is logged each time and reported once per
- * streak, so a lasting fault does not flood the admin chat.
+ * `stop` waits for a running tick to finish. A failing tick is retried after a delay that doubles with
+ * each failure in a row (from twice `intervalMs`, up to `maxBackoffMs`), so an outage (the database,
+ * Telegram) is not hammered. A streak of failures is logged once when it starts (with the error, and
+ * reported to the operator once) and once when it ends ("recovered after N failures"); the failures in
+ * between are logged at debug.
  */
-export function startLoop(intervalMs: number, logger: Logger, name: string, report: Report | undefined, tick: () => Promise<number | undefined>): Loop {
+export function startLoop(
+  intervalMs: number,
+  logger: Logger,
+  name: string,
+  report: Report | undefined,
+  tick: () => Promise<number | undefined>,
+  options: LoopOptions = {},
+): Loop {
+  const maxBackoffMs = options.maxBackoffMs ?? MAX_BACKOFF_MS;
   let stopped = false;
-  let failing = false;
+  let failures = 0;
+  let failingSince = 0;
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
   let again = false;
@@ -35,25 +54,36 @@ export function startLoop(intervalMs: number, logger: Logger, name: string, repo
       try {
         const wanted = await tick();
         if (wanted !== undefined) delay = Math.min(intervalMs, wanted);
-        failing = false;
+        if (failures > 0) {
+          const seconds = Math.round((Date.now() - failingSince) / 100) / 10;
+          logger.info({ loop: name, failures, seconds }, `background loop recovered after ${failures} failures / ${seconds} s`);
+          failures = 0;
+        }
       } catch (error) {
-        const err = loggableError(error);
-        logger.error({ err, loop: name }, 'background loop failed; retrying');
-        if (!failing) await report?.(`Bot ${name} loop failed (retrying): ${errorSummary(err)}`);
-        failing = true;
+        failures++;
+        if (failures === 1) {
+          failingSince = Date.now();
+          const err = loggableError(error);
+          logger.error({ err, loop: name }, 'background loop failed; retrying with back-off');
+          await report?.(`Bot ${name} loop failed (retrying): ${errorSummary(err)}`);
+        } else if (logger.isLevelEnabled('debug')) {
+          logger.debug({ err: loggableError(error), loop: name, failures }, 'background loop still failing');
+        }
+        delay = Math.min(maxBackoffMs, Math.max(1, intervalMs) * 2 ** Math.min(failures, 30));
       }
       running = undefined;
       if (stopped) return;
-      if (again) {
-        again = false;
-        delay = 0;
-      }
+      // A wake during the tick runs it again at once, unless it failed: then the back-off holds.
+      if (again && failures === 0) delay = 0;
+      again = false;
       timer = setTimeout(run, delay);
     })();
   };
   run();
   return {
-    wake: run,
+    wake: () => {
+      if (failures === 0) run();
+    },
     async stop() {
       stopped = true;
       clearTimeout(timer);

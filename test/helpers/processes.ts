@@ -16,6 +16,8 @@ export interface StartedProcess {
   logs: Record<string, any>[];
   /** Everything the process printed, standard output and error. */
   output: () => string;
+  /** What it printed on standard output alone. */
+  stdout: () => string;
   waitForLog(msg: string): Promise<Record<string, any>>;
   exited: Promise<number | null>;
 }
@@ -30,7 +32,9 @@ export function startProcess(cwd: string, env: Record<string, string>, script = 
     env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  // Logs are JSON lines on standard error (standard output is for answers, like the admin CLI's --json).
   let text = '';
+  let out = '';
   const logs: Record<string, any>[] = [];
   const waiters = new Set<() => void>();
   const take = (chunk: Buffer) => {
@@ -45,15 +49,15 @@ export function startProcess(cwd: string, env: Record<string, string>, script = 
     }
     for (const wake of [...waiters]) wake();
   };
-  child.stdout!.on('data', take);
-  let errors = '';
-  child.stderr!.on('data', (chunk: Buffer) => (errors += chunk.toString('utf8')));
+  child.stderr!.on('data', take);
+  child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return {
     child,
     logs,
     exited,
-    output: () => text + errors,
+    output: () => out + text,
+    stdout: () => out,
     waitForLog(msg) {
       return new Promise((resolve, reject) => {
         const check = () => {
@@ -66,7 +70,7 @@ export function startProcess(cwd: string, env: Record<string, string>, script = 
         };
         const timer = setTimeout(() => {
           waiters.delete(check);
-          reject(new Error(`No log line "${msg}" within 20 s; output:\n${text}${errors}`));
+          reject(new Error(`No log line "${msg}" within 20 s; output:\n${out}${text}`));
         }, 20_000);
         waiters.add(check);
         void exited.then(() => setTimeout(check, 50));
@@ -77,7 +81,11 @@ export function startProcess(cwd: string, env: Record<string, string>, script = 
 }
 
 /** `npm run admin -- <args> --json` in its own process: the exit code and the one JSON object it printed. */
-export async function runAdminCli(cwd: string, env: Record<string, string>, ...args: string[]): Promise<{ code: number | null; json: Record<string, any>; output: string }> {
+export async function runAdminCli(
+  cwd: string,
+  env: Record<string, string>,
+  ...args: string[]
+): Promise<{ code: number | null; json: Record<string, any>; output: string; stdout: string }> {
   const started = startProcess(cwd, { LOG_LEVEL: 'warn', ...env }, ENTRY.admin, [...args, '--json']);
   const code = await started.exited;
   const lines = started.output().trim().split('\n');
@@ -87,7 +95,7 @@ export async function runAdminCli(cwd: string, env: Record<string, string>, ...a
   } catch {
     // left empty: the caller asserts on `output`
   }
-  return { code, json, output: started.output() };
+  return { code, json, output: started.output(), stdout: started.stdout() };
 }
 
 export async function freePort(): Promise<number> {

@@ -1,0 +1,72 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { createHttpServer } from '../../src/api/server.js';
+import { createLogger } from '../../src/logger.js';
+import { createTestCore, newCustomer } from '../helpers/core.js';
+
+type Line = { level: number; time: number; pid: number; component?: string; msg: string; reqId?: string; method?: string; route?: string; status?: number; ms?: number; userId?: string };
+
+test('access logs: each API request is logged once at info by route pattern, with its request id, never a token or a secret path', async (ctx) => {
+  const t = await createTestCore();
+  const lines: string[] = [];
+  const app = createHttpServer({ core: t.core, db: t.database.db, clock: t.clock, logger: createLogger('info', { write: (line: string) => void lines.push(line) }).child({ component: 'api' }) });
+  // Mounted by another part, as the bot's webhook is: its path holds a secret.
+  app.post('/hook/s3cret-path', { config: { public: true } }, async () => ({ ok: true }));
+  ctx.after(async () => {
+    await app.close();
+    await t.close();
+  });
+  const alice = await newCustomer(t);
+  const auth = { authorization: `Bearer ${alice.token}` };
+
+  const wallet = await app.inject({ method: 'GET', url: '/api/v1/wallet/balance', headers: { ...auth, 'x-request-id': 'trace-abc.123' } });
+  assert.equal(wallet.statusCode, 200);
+  assert.equal(wallet.headers['x-request-id'], 'trace-abc.123', 'a sane incoming id is kept and echoed');
+  const card = await app.inject({ method: 'GET', url: '/api/v1/cards/00000000-0000-4000-8000-000000000000', headers: { ...auth, 'x-request-id': 'bad id with spaces' } });
+  assert.equal(card.statusCode, 404);
+  const madeId = card.headers['x-request-id'];
+  assert.ok(typeof madeId === 'string' && madeId !== 'bad id with spaces' && /^[0-9a-f-]{36}$/.test(madeId), 'an insane id is replaced');
+  const refused = await app.inject({ method: 'GET', url: '/api/v1/wallet/balance', headers: { authorization: 'Bearer vc_not-a-real-token' } });
+  assert.equal(refused.statusCode, 401);
+  assert.ok(refused.headers['x-request-id'], 'a refusal carries an id too');
+  const live = await app.inject({ method: 'GET', url: '/livez' });
+  assert.ok(live.headers['x-request-id']);
+  const hook = await app.inject({ method: 'POST', url: '/hook/s3cret-path', payload: {} });
+  assert.equal(hook.statusCode, 200);
+  const unknown = await app.inject({ method: 'GET', url: '/nowhere/at-all' });
+  assert.equal(unknown.statusCode, 404);
+  assert.ok(unknown.headers['x-request-id']);
+
+  const access = lines.map((l) => JSON.parse(l) as Line).filter((l) => l.msg === 'request');
+  assert.ok(access.every((l) => l.level === 30 && typeof l.ms === 'number' && l.ms >= 0 && l.pid === process.pid && l.component === 'api' && l.time > 0));
+  assert.deepEqual(
+    access.map((l) => [l.method, l.route, l.status, l.userId]),
+    [
+      ['GET', '/api/v1/wallet/balance', 200, alice.caller.userId],
+      ['GET', '/api/v1/cards/:id', 404, alice.caller.userId],
+      ['GET', '/api/v1/wallet/balance', 401, undefined],
+      ['GET', '/livez', 200, undefined],
+      ['POST', 'webhook', 200, undefined],
+      ['GET', 'unmatched', 404, undefined],
+    ],
+  );
+  assert.deepEqual(access.map((l) => l.reqId), [wallet, card, refused, live, hook, unknown].map((r) => r.headers['x-request-id']));
+  const log = lines.join('');
+  for (const secret of [alice.token, 'vc_not-a-real-token', 's3cret-path', 'nowhere', 'authorization']) assert.ok(!log.includes(secret), `${secret} reached the log`);
+});
+
+test('access logs: an unknown path refused by the per-address limit is logged once too', async (ctx) => {
+  const t = await createTestCore();
+  const lines: string[] = [];
+  const limits = { perTokenPerMinute: 100, perAddressPerMinute: 1, authFailuresPerAddress: 100 };
+  const app = createHttpServer({ core: t.core, db: t.database.db, clock: t.clock, limits, logger: createLogger('info', { write: (line: string) => void lines.push(line) }) });
+  ctx.after(async () => {
+    await app.close();
+    await t.close();
+  });
+  assert.equal((await app.inject({ method: 'GET', url: '/nowhere' })).statusCode, 404);
+  const refused = await app.inject({ method: 'GET', url: '/nowhere' });
+  assert.equal(refused.statusCode, 429);
+  const access = lines.map((l) => JSON.parse(l) as Line).filter((l) => l.msg === 'request');
+  assert.deepEqual(access.map((l) => [l.route, l.status, l.reqId]), [['unmatched', 404, access[0]!.reqId], ['unmatched', 429, refused.headers['x-request-id']]]);
+});
