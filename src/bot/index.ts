@@ -18,6 +18,7 @@ import { pastedTokenFeature } from './features/pasted-token.js';
 import { unhandledFeature } from './features/unhandled.js';
 import { createI18n, createTranslators, localeOf, translations } from './i18n.js';
 import { startOutboxLoop } from './outbox.js';
+import { claimPolling } from './poller-lease.js';
 import { botTables, CONVERSATION_KEY_PREFIX, ChatLinks } from './repository.js';
 import type { BotDeps, Services } from './services.js';
 import { kvStorage } from './storage.js';
@@ -241,8 +242,15 @@ async function initBot(bot: Bot<BotContext>, deps: BotDeps): Promise<void> {
 export async function startBot(deps: BotDeps): Promise<RunningBot> {
   const bot = createBot(deps);
   await initBot(bot, deps);
-  await bot.api.deleteWebhook();
-  await setCommands(bot);
+  // One poller per bot: a second process on the same database is refused (PollerTakenError).
+  const lease = await claimPolling(botTables(deps.db), deps.clock, deps.logger, deps.config.pollerLeaseMs);
+  try {
+    await bot.api.deleteWebhook();
+    await setCommands(bot);
+  } catch (error) {
+    await lease.release();
+    throw error;
+  }
   const jobs = startBackgroundJobs(bot);
   const runner = run(bot, { runner: { fetch: { timeout: 30, allowed_updates: ALLOWED_UPDATES } } });
   deps.logger.info({ username: bot.botInfo.username }, 'bot polling');
@@ -252,6 +260,7 @@ export async function startBot(deps: BotDeps): Promise<RunningBot> {
       if (runner.isRunning()) await runner.stop();
       await updatesSettled(bot);
       await jobs.stop();
+      await lease.release();
     },
   };
 }

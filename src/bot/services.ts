@@ -23,6 +23,8 @@ export interface BotConfig {
   conversationIdleMs?: number;
   /** How often the outbox and deletion loops look for work. Default 500 ms. */
   pollIntervalMs?: number;
+  /** How long a polling process's lease lasts unrenewed (a second poller waits this long before it is refused). Default 30 s. */
+  pollerLeaseMs?: number;
   /** How long a start waits for Telegram's first answer before logging that it is still trying. Default 10 s. */
   slowStartNoticeMs?: number;
 }
