@@ -27,6 +27,15 @@ const configSchema = z.object({
   HTTP_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).max(10_485_760).default(16_384),
   /** A request that has not been answered after this long is cut off. */
   HTTP_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1000).max(600_000).default(30_000),
+  /**
+   * Whom to believe about the client's address (X-Forwarded-For), for the per-address limits and logs:
+   * unset (the socket's address), `true` (any proxy), or the proxies' addresses/CIDRs separated by commas.
+   */
+  HTTP_TRUST_PROXY: z
+    .string()
+    .regex(/^(true|false|[0-9a-fA-F.:/]+(,\s*[0-9a-fA-F.:/]+)*)$/, { error: 'true, false, or the proxies\' addresses/CIDRs separated by commas' })
+    .optional()
+    .transform(trustProxyOption),
   /** Requests per minute one API token may make. */
   API_RATE_LIMIT_PER_TOKEN: count(600),
   /** Requests per minute one client address may make (all tokens together). */
@@ -55,6 +64,13 @@ const configSchema = z.object({
 });
 
 export type Config = z.output<typeof configSchema>;
+
+/** `HTTP_TRUST_PROXY` as Fastify's `trustProxy` option takes it. */
+function trustProxyOption(value: string | undefined): boolean | string[] {
+  if (value === undefined || value === 'false') return false;
+  if (value === 'true') return true;
+  return value.split(',').map((part) => part.trim());
+}
 
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';

@@ -38,6 +38,8 @@ export interface HttpServerDeps {
    * (a handler stuck on the database); also sizes the `Idempotency-Key` lease. 30 s by default.
    */
   requestTimeoutMs?: number;
+  /** Fastify's `trustProxy`: whom to believe about the client's address (default: nobody, the socket's). */
+  trustProxy?: boolean | string[];
   /** Request limits; none when absent (tests, benchmarks): `startHttpApi` always passes the settings. */
   limits?: RateLimits;
   idempotency?: {
@@ -78,6 +80,7 @@ export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
   const requestTimeoutMs = deps.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
+    trustProxy: deps.trustProxy ?? false,
     // Fastify's own request lines are off: `installAccessLog` writes one line per request, by route pattern.
     logController: new LogController({ disableRequestLogging: true }),
     // No child logger per request (a redacting pino child is costly); faults log their request id themselves.

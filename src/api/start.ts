@@ -40,6 +40,7 @@ export async function startHttpApi(
     clock: runtime.clock,
     bodyLimit: config.HTTP_BODY_LIMIT_BYTES,
     requestTimeoutMs: config.HTTP_REQUEST_TIMEOUT_MS,
+    trustProxy: config.HTTP_TRUST_PROXY,
     limits: {
       perTokenPerMinute: config.API_RATE_LIMIT_PER_TOKEN,
       perAddressPerMinute: config.API_RATE_LIMIT_PER_ADDRESS,

@@ -47,6 +47,19 @@ describe('the API has limits', () => {
     assert.equal((await api.t.core.listTransactions(bob.caller, { card_id: card.id })).data.filter((x) => x.type === 'topup').length, 1);
   });
 
+  test('behind a trusted proxy (HTTP_TRUST_PROXY) the client address is taken from X-Forwarded-For; otherwise the header is ignored', async (t) => {
+    const behindProxy = await startTestApi({ server: { limits: { ...roomy, perAddressPerMinute: 2 }, trustProxy: ['127.0.0.1'] } });
+    t.after(() => behindProxy.close());
+    const from = (address: string) => ({ headers: { 'x-forwarded-for': address } });
+    for (let i = 0; i < 2; i++) assert.equal((await behindProxy.call('GET', '/livez', from('203.0.113.7'))).status, 200);
+    assert.equal((await behindProxy.call('GET', '/livez', from('203.0.113.7'))).status, 429);
+    assert.equal((await behindProxy.call('GET', '/livez', from('198.51.100.9'))).status, 200, 'another client behind the proxy goes on');
+
+    const direct = await limitedApi(t, { perAddressPerMinute: 2 });
+    for (let i = 0; i < 2; i++) assert.equal((await direct.call('GET', '/livez', from(`192.0.2.${i}`))).status, 200);
+    assert.equal((await direct.call('GET', '/livez', from('192.0.2.99'))).status, 429, 'a forged header changes nothing without a trusted proxy');
+  });
+
   test('per address: past API_RATE_LIMIT_PER_ADDRESS requests a minute the address gets 429 everywhere, public and unknown routes too', async (t) => {
     const api = await limitedApi(t, { perAddressPerMinute: 4 });
     const alice = await newCustomer(api.t);

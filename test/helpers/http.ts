@@ -29,7 +29,7 @@ export interface TestApiOptions {
   /** A core to serve (e.g. on Postgres, from `coreOn`); closed with the API. A fresh SQLite one otherwise. */
   core?: TestCore;
   /** Server options beyond the core's: request limits (none by default), idempotency bounds, metrics, timeout. */
-  server?: Pick<HttpServerDeps, 'limits' | 'idempotency' | 'metrics' | 'requestTimeoutMs' | 'botReady'>;
+  server?: Pick<HttpServerDeps, 'limits' | 'idempotency' | 'metrics' | 'requestTimeoutMs' | 'botReady' | 'trustProxy'>;
 }
 
 export interface CallOptions {
