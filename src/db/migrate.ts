@@ -52,6 +52,12 @@ export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
   });
 }
 
+/** The names of the migrations of this layout not yet applied (Kysely's own bookkeeping, in the current schema). */
+export async function pendingMigrations(db: Kysely<any>): Promise<string[]> {
+  const migrator = new Migrator({ db, provider: new LayoutMigrationProvider(), migrationTableSchema: await currentPostgresSchema(db) });
+  return (await migrator.getMigrations()).filter((m) => m.executedAt === undefined).map((m) => m.name);
+}
+
 /**
  * Kysely's migrator locks too late for a first start: it creates its own tables before taking its
  * lock, and on SQLite its lock is nothing and the migrations run outside a transaction. So the whole
