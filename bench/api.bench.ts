@@ -85,7 +85,12 @@ function bareServer(file: string): FastifyInstance {
     const who = caller(request.headers.authorization);
     if (!who) return reply.code(401).send({ success: false });
     const row = wallet.get(who.walletAccountId) as { balance: number; updated_at: string };
-    return { success: true, data: { balance: row.balance / 100, updated_at: row.updated_at }, message: 'ok', timestamp: new Date().toISOString() };
+    return {
+      success: true,
+      data: { balance: row.balance / 100, updated_at: row.updated_at },
+      message: 'ok',
+      timestamp: new Date().toISOString(),
+    };
   });
   app.post<{ Params: { id: string }; Body: { amount: number } }>('/bare/cards/:id/topup', async (request, reply) => {
     const who = caller(request.headers.authorization);
@@ -113,13 +118,34 @@ function bareServer(file: string): FastifyInstance {
       const { id: journalId } = journal.get(`topup:${transactionId}`, 'topup', at) as { id: number };
       entries.run(journalId, who.walletAccountId, -total, journalId, card.account_id, amount, journalId, revenue.id, platformFee);
       deposit.run(amount, at, cardId);
-      line.run(transactionId, cardId, who.userId, journalId, 'Approved', 'Credit', amount, card.currency, 'topup', 'Wallet top-up', amount, card.currency, null, at, at);
+      line.run(
+        transactionId,
+        cardId,
+        who.userId,
+        journalId,
+        'Approved',
+        'Credit',
+        amount,
+        card.currency,
+        'topup',
+        'Wallet top-up',
+        amount,
+        card.currency,
+        null,
+        at,
+        at,
+      );
       commit.run();
       return {
         success: true,
         data: {
-          card_id: cardId, transaction_id: transactionId, invoice_id: journalId, wallet_balance: walletRow.balance / 100,
-          total_charged: total / 100, platform_fee_amount: platformFee / 100, new_card_balance: cardRow.balance / 100,
+          card_id: cardId,
+          transaction_id: transactionId,
+          invoice_id: journalId,
+          wallet_balance: walletRow.balance / 100,
+          total_charged: total / 100,
+          platform_fee_amount: platformFee / 100,
+          new_card_balance: cardRow.balance / 100,
         },
         message: 'ok',
         timestamp: at,
@@ -135,7 +161,8 @@ function bareServer(file: string): FastifyInstance {
 
 async function load(url: string, options: Partial<autocannon.Options>): Promise<Figures> {
   const result = await autocannon({ url, connections: CONNECTIONS, duration: SLICE_SECONDS, workers: 1, ...options });
-  if (result.non2xx + result.errors > 0) console.log(`  (${url}: statuses ${JSON.stringify(result.statusCodeStats)}, errors ${result.errors})`);
+  if (result.non2xx + result.errors > 0)
+    console.log(`  (${url}: statuses ${JSON.stringify(result.statusCodeStats)}, errors ${result.errors})`);
   return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx + result.errors };
 }
 
@@ -144,7 +171,10 @@ async function mirrored(sides: (() => Promise<Figures>)[]): Promise<Figures[]> {
   const runs: Figures[][] = sides.map(() => []);
   for (const i of [...sides.keys(), ...[...sides.keys()].reverse()]) runs[i]!.push(await sides[i]!());
   return runs.map(([x, y]) => ({
-    rps: (x!.rps + y!.rps) / 2, p50: (x!.p50 + y!.p50) / 2, p99: (x!.p99 + y!.p99) / 2, non2xx: x!.non2xx + y!.non2xx,
+    rps: (x!.rps + y!.rps) / 2,
+    p50: (x!.p50 + y!.p50) / 2,
+    p99: (x!.p99 + y!.p99) / 2,
+    non2xx: x!.non2xx + y!.non2xx,
   }));
 }
 
@@ -168,7 +198,12 @@ function report(name: string, r: { bare: Figures; api: Figures }, targets: { rps
 export default async function (): Promise<void> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'api-bench-'));
   const file = path.join(dir, 'bench.db');
-  const runtime = await startCore({ databaseUrl: file, cardDataKey: randomBytes(32), clock: systemClock, settings: { topupCooldownSeconds: 1 } });
+  const runtime = await startCore({
+    databaseUrl: file,
+    cardDataKey: randomBytes(32),
+    clock: systemClock,
+    settings: { topupCooldownSeconds: 1 },
+  });
   const apps: FastifyInstance[] = [];
   try {
     // Setup without waiting on the disk; the measured runs use synchronous=FULL again.
@@ -178,7 +213,8 @@ export default async function (): Promise<void> {
     const bin = (await runtime.core.listBins()).find((b) => !b.wallet)!;
     const plan = (await runtime.core.listPlans()).at(-1)!;
     const cards: string[] = [];
-    for (let i = 0; i < CARDS; i++) cards.push((await runtime.core.createCard(caller, { bin_id: bin.id, planId: plan.id, name: `c${i}` })).id);
+    for (let i = 0; i < CARDS; i++)
+      cards.push((await runtime.core.createCard(caller, { bin_id: bin.id, planId: plan.id, name: `c${i}` })).id);
     runtime.database.sqlite!.pragma('synchronous = FULL');
     void userId;
 
@@ -209,7 +245,12 @@ export default async function (): Promise<void> {
     direct.get('/direct/wallet/balance', async (request) => {
       const who = await runtime.core.authenticateByTokenHash(hashToken((request.headers.authorization ?? '').slice(7)));
       const wallet = await runtime.core.walletBalance(who);
-      return { success: true, data: { balance: wallet.balance / 100, updated_at: wallet.updatedAt }, message: 'ok', timestamp: new Date().toISOString() };
+      return {
+        success: true,
+        data: { balance: wallet.balance / 100, updated_at: wallet.updatedAt },
+        message: 'ok',
+        timestamp: new Date().toISOString(),
+      };
     });
     apps.push(direct);
     const directUrl = await listen(direct);
@@ -246,7 +287,9 @@ export default async function (): Promise<void> {
     const writes = { bare: bareWrites!, api: apiWrites! };
     report('top-ups off cooldown', writes, { rps: 0.6, p99: 1.5 });
     const ledger = await runtime.admin.checkLedger();
-    console.log(`  ledger after the run: ${ledger.differences.length} differences, ${ledger.unbalancedJournals.length} unbalanced journals`);
+    console.log(
+      `  ledger after the run: ${ledger.differences.length} differences, ${ledger.unbalancedJournals.length} unbalanced journals`,
+    );
   } finally {
     for (const app of apps) await app.close();
     await runtime.close();

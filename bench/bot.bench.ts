@@ -13,7 +13,15 @@ import { createLogger } from '../src/logger.js';
  * after the menu.
  */
 
-const BOT_INFO = { id: 1, is_bot: true, first_name: 'B', username: 'b_bot', can_join_groups: true, can_read_all_group_messages: false, supports_inline_queries: false } as UserFromGetMe;
+const BOT_INFO = {
+  id: 1,
+  is_bot: true,
+  first_name: 'B',
+  username: 'b_bot',
+  can_join_groups: true,
+  can_read_all_group_messages: false,
+  supports_inline_queries: false,
+} as UserFromGetMe;
 const CHAT = 42;
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 
@@ -21,15 +29,37 @@ let updateId = 1;
 let messageId = 1;
 const from = { id: CHAT, is_bot: false as const, first_name: 'A', language_code: 'en' };
 const chat = { id: CHAT, type: 'private' as const, first_name: 'A' };
-const text = (t: string): Update => ({ update_id: updateId++, message: { message_id: messageId++, date: 0, chat, from, text: t, ...(t.startsWith('/') ? { entities: [{ type: 'bot_command', offset: 0, length: t.split(' ')[0]!.length }] } : {}) } }) as Update;
-const press = (data: string): Update => ({ update_id: updateId++, callback_query: { id: String(updateId), from, chat_instance: '1', data, message: { message_id: 1, date: 0, chat, from: BOT_INFO, text: 'x' } } }) as Update;
+const text = (t: string): Update =>
+  ({
+    update_id: updateId++,
+    message: {
+      message_id: messageId++,
+      date: 0,
+      chat,
+      from,
+      text: t,
+      ...(t.startsWith('/') ? { entities: [{ type: 'bot_command', offset: 0, length: t.split(' ')[0]!.length }] } : {}),
+    },
+  }) as Update;
+const press = (data: string): Update =>
+  ({
+    update_id: updateId++,
+    callback_query: {
+      id: String(updateId),
+      from,
+      chat_instance: '1',
+      data,
+      message: { message_id: 1, date: 0, chat, from: BOT_INFO, text: 'x' },
+    },
+  }) as Update;
 
 /** Keeps only the last call with a keyboard (where the next button is read from). */
 type Recorded = { last?: { method: string; payload: any } };
 function stubApi(bot: Bot<any>, record?: Recorded): void {
   bot.api.config.use(async (_prev, method, payload: any) => {
     if (record && payload?.reply_markup) record.last = { method, payload };
-    const result = method === 'sendMessage' || method === 'editMessageText' ? { message_id: messageId++, date: 0, chat, text: payload.text } : true;
+    const result =
+      method === 'sendMessage' || method === 'editMessageText' ? { message_id: messageId++, date: 0, chat, text: payload.text } : true;
     return { ok: true, result } as never;
   });
 }
@@ -44,7 +74,10 @@ async function compare(label: string, step: () => Promise<number>, echo: () => P
   const totals = { mine: { n: 0, ms: 0 }, base: { n: 0, ms: 0 } };
   const slice = (SECONDS * 1000) / 20;
   for (let round = 0; round < 10; round++) {
-    for (const [which, fn] of [['mine', step], ['base', echo]] as const) {
+    for (const [which, fn] of [
+      ['mine', step],
+      ['base', echo],
+    ] as const) {
       const started = performance.now();
       let n = 0;
       while (performance.now() - started < slice) n += await fn();
@@ -95,10 +128,14 @@ export default async function (): Promise<void> {
   const walletButton = (record.last!.payload.reply_markup.inline_keyboard as { callback_data: string }[][]).flat()[0]!.callback_data;
 
   const echo = echoBot();
-  const menu = await compare('menu navigation (Wallet button)', async () => {
-    await bot.handleUpdate(press(walletButton));
-    return 1;
-  }, echo);
+  const menu = await compare(
+    'menu navigation (Wallet button)',
+    async () => {
+      await bot.handleUpdate(press(walletButton));
+      return 1;
+    },
+    echo,
+  );
 
   const menuRatio = (menu.mine / menu.base) * 100;
   const menuLine = `menu navigation / echo: ${menuRatio.toFixed(1)}% (target >= 10%: ${menuRatio >= 10 ? 'ok' : 'NOT MET'})`;
@@ -110,18 +147,24 @@ export default async function (): Promise<void> {
   let topups = 0;
   const limitTopups = Math.floor(plan.limit / 500) - 2;
   const confirmOf = () =>
-    (record.last!.payload.reply_markup.inline_keyboard as { callback_data: string }[][]).flat().find((b) => b.callback_data.endsWith(':ok'))!.callback_data;
-  const conversation = await compare('full top-up conversation (3 updates each)', async () => {
-    if (++topups >= limitTopups) {
-      cardId = await newCard();
-      topups = 0;
-    }
-    clock.advance(121_000);
-    await bot.handleUpdate(press(`c:topup:${cardId}`));
-    await bot.handleUpdate(text('5'));
-    await bot.handleUpdate(press(confirmOf()));
-    return 3;
-  }, echo);
+    (record.last!.payload.reply_markup.inline_keyboard as { callback_data: string }[][])
+      .flat()
+      .find((b) => b.callback_data.endsWith(':ok'))!.callback_data;
+  const conversation = await compare(
+    'full top-up conversation (3 updates each)',
+    async () => {
+      if (++topups >= limitTopups) {
+        cardId = await newCard();
+        topups = 0;
+      }
+      clock.advance(121_000);
+      await bot.handleUpdate(press(`c:topup:${cardId}`));
+      await bot.handleUpdate(text('5'));
+      await bot.handleUpdate(press(confirmOf()));
+      return 3;
+    },
+    echo,
+  );
 
   console.log(menuLine);
   console.log(`top-up conversation / echo: ${((conversation.mine / conversation.base) * 100).toFixed(1)}%`);

@@ -156,10 +156,14 @@ export default async function (): Promise<void> {
 
     console.log(`top-up (WAL, synchronous=FULL, ${TOPUPS} x ${ROUNDS}, best round)`);
     console.log(`  raw better-sqlite3  ${fmt(best.rawTopup)} ops/s`);
-    console.log(`  core                ${fmt(best.coreTopup)} ops/s  = ${((100 * best.coreTopup) / best.rawTopup).toFixed(0)} % of raw (target >= 60 %)`);
+    console.log(
+      `  core                ${fmt(best.coreTopup)} ops/s  = ${((100 * best.coreTopup) / best.rawTopup).toFixed(0)} % of raw (target >= 60 %)`,
+    );
     console.log(`card read (getCard, ${READS} x ${ROUNDS}, best round)`);
     console.log(`  raw better-sqlite3  ${fmt(best.rawRead)} ops/s`);
-    console.log(`  core                ${fmt(best.coreRead)} ops/s  = ${((100 * best.coreRead) / best.rawRead).toFixed(0)} % of raw (target >= 50 %)`);
+    console.log(
+      `  core                ${fmt(best.coreRead)} ops/s  = ${((100 * best.coreRead) / best.rawRead).toFixed(0)} % of raw (target >= 50 %)`,
+    );
 
     rawDb.close();
     await core.runtime.close();

@@ -173,8 +173,20 @@ export async function up(db: Kysely<any>): Promise<void> {
 
 export async function down(db: Kysely<any>): Promise<void> {
   for (const table of [
-    'outbox', 'sandbox_mailbox', 'card_otps', 'card_transactions', 'cards', 'coupons', 'platform_fees',
-    'plans', 'bins', 'entries', 'journals', 'api_tokens', 'users', 'accounts',
+    'outbox',
+    'sandbox_mailbox',
+    'card_otps',
+    'card_transactions',
+    'cards',
+    'coupons',
+    'platform_fees',
+    'plans',
+    'bins',
+    'entries',
+    'journals',
+    'api_tokens',
+    'users',
+    'accounts',
   ]) {
     await db.schema.dropTable(table).execute();
   }

@@ -15,7 +15,13 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('retired_at', 'text')
     .addCheckConstraint('card_data_keys_retired_at_when_retired', sql`(state = 'retired') = (retired_at is not null)`)
     .execute();
-  await db.schema.createIndex('card_data_keys_one_current').on('card_data_keys').column('state').unique().where(sql.ref('state'), '=', 'current').execute();
+  await db.schema
+    .createIndex('card_data_keys_one_current')
+    .on('card_data_keys')
+    .column('state')
+    .unique()
+    .where(sql.ref('state'), '=', 'current')
+    .execute();
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

@@ -62,11 +62,15 @@ export async function openCardDataKeyFile(keyFile: string, { db, clock, logger }
     }
     const fresh = randomBytes(32);
     if (createPrivateFileOnce(file, encodeKey(fresh))) {
-      logger?.warn({ file, fingerprint: cardDataKeyFingerprint(fresh) }, 'Generated a new card-data key; back it up: card data cannot be read without it');
+      logger?.warn(
+        { file, fingerprint: cardDataKeyFingerprint(fresh) },
+        'Generated a new card-data key; back it up: card data cannot be read without it',
+      );
     }
   }
   let key = readCardDataKeyFile(file);
-  if (state.current !== undefined && cardDataKeyFingerprint(key) !== state.current) key = finishRotation(file, state.current, logger) ?? key;
+  if (state.current !== undefined && cardDataKeyFingerprint(key) !== state.current)
+    key = finishRotation(file, state.current, logger) ?? key;
   await acceptCardDataKey(db, createCardDataCipher(key), file, clock.now().toISOString());
   return key;
 }
@@ -103,14 +107,20 @@ export interface KeyRotation {
  * replaces the key file. A crash before the commit leaves the old key current and in place (the
  * staged file is ignored); a crash after it is finished by the next start (`openCardDataKeyFile`).
  */
-export async function rotateCardDataKeyFile(keyFile: string, current: Buffer, newKeyFile: string, { db, clock }: KeyFileDeps): Promise<KeyRotation> {
+export async function rotateCardDataKeyFile(
+  keyFile: string,
+  current: Buffer,
+  newKeyFile: string,
+  { db, clock }: KeyFileDeps,
+): Promise<KeyRotation> {
   const file = path.resolve(keyFile);
   const source = path.resolve(newKeyFile);
   if (!existsSync(source)) throw new CardDataKeyError(`The new card-data key file ${source} does not exist`);
   const next = readCardDataKeyFile(source);
   const from = createCardDataCipher(current);
   const to = createCardDataCipher(next);
-  if (from.fingerprint === to.fingerprint) throw new CardDataKeyError(`${source} holds the current card-data key (fingerprint ${from.fingerprint}): nothing to rotate`);
+  if (from.fingerprint === to.fingerprint)
+    throw new CardDataKeyError(`${source} holds the current card-data key (fingerprint ${from.fingerprint}): nothing to rotate`);
   const retired = retiredKeyFile(file, from.fingerprint);
   createPrivateFileOnce(retired, encodeKey(current));
   const staged = stagedKeyFile(file);
@@ -139,7 +149,10 @@ export interface CardDataKeyHandle {
  * The cipher for a core and the handle it shows of its key: from the key itself (tests, benchmarks;
  * still checked against the database's fingerprint) or from its file (`openCardDataKeyFile`).
  */
-export async function openCardDataKey(source: Buffer | { file: string }, deps: KeyFileDeps): Promise<{ cipher: CardDataCipher; handle: CardDataKeyHandle }> {
+export async function openCardDataKey(
+  source: Buffer | { file: string },
+  deps: KeyFileDeps,
+): Promise<{ cipher: CardDataCipher; handle: CardDataKeyHandle }> {
   if (Buffer.isBuffer(source)) {
     const cipher = createCardDataCipher(source);
     await acceptCardDataKey(deps.db, cipher, 'the key given to the core', deps.clock.now().toISOString());

@@ -1,9 +1,13 @@
 import { z } from 'zod';
 
-const flag = z
-  .enum(['true', 'false', '1', '0', 'yes', 'no'])
-  .transform((v) => v === 'true' || v === '1' || v === 'yes');
-const seconds = (fallback: number) => z.coerce.number().int().min(1).max(86_400 * 7).default(fallback);
+const flag = z.enum(['true', 'false', '1', '0', 'yes', 'no']).transform((v) => v === 'true' || v === '1' || v === 'yes');
+const seconds = (fallback: number) =>
+  z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(86_400 * 7)
+    .default(fallback);
 const count = (fallback: number, max = 1_000_000) => z.coerce.number().int().min(1).max(max).default(fallback);
 /** Telegram lets a bot delete its own messages for 48 hours; a longer self-deletion could not keep its promise. */
 export const TELEGRAM_DELETE_WINDOW_SECONDS = 48 * 3600;
@@ -12,12 +16,17 @@ const selfDeletingTtl = (fallback: number) =>
     .number()
     .int()
     .min(1)
-    .max(TELEGRAM_DELETE_WINDOW_SECONDS, { error: `at most ${TELEGRAM_DELETE_WINDOW_SECONDS} (Telegram deletes a bot's messages only within 48 hours)` })
+    .max(TELEGRAM_DELETE_WINDOW_SECONDS, {
+      error: `at most ${TELEGRAM_DELETE_WINDOW_SECONDS} (Telegram deletes a bot's messages only within 48 hours)`,
+    })
     .default(fallback);
 
 /** Every setting, with its default. `.env.example` lists the same names. */
 const configSchema = z.object({
-  BOT_TOKEN: z.string().regex(/^\d+:[\w-]+$/, { error: 'BOT_TOKEN must look like 123456:ABC-DEF…' }).optional(),
+  BOT_TOKEN: z
+    .string()
+    .regex(/^\d+:[\w-]+$/, { error: 'BOT_TOKEN must look like 123456:ABC-DEF…' })
+    .optional(),
   TELEGRAM_API_ROOT: z.url().default('https://api.telegram.org'),
   DATABASE_URL: z.string().min(1).default('data/cards.db'),
   APP_ENV: z.string().min(1).default('development'),
@@ -33,7 +42,9 @@ const configSchema = z.object({
    */
   HTTP_TRUST_PROXY: z
     .string()
-    .regex(/^(true|false|[0-9a-fA-F.:/]+(,\s*[0-9a-fA-F.:/]+)*)$/, { error: 'true, false, or the proxies\' addresses/CIDRs separated by commas' })
+    .regex(/^(true|false|[0-9a-fA-F.:/]+(,\s*[0-9a-fA-F.:/]+)*)$/, {
+      error: "true, false, or the proxies' addresses/CIDRs separated by commas",
+    })
     .optional()
     .transform(trustProxyOption),
   /** Requests per minute one API token may make. */
@@ -50,7 +61,10 @@ const configSchema = z.object({
   BOT_ENABLED: flag.default(true),
   BOT_MODE: z.enum(['polling', 'webhook']).default('polling'),
   WEBHOOK_URL: z.url().optional(),
-  WEBHOOK_SECRET: z.string().regex(/^[A-Za-z0-9_-]{1,256}$/, { error: 'WEBHOOK_SECRET: 1-256 of A-Z a-z 0-9 _ -' }).optional(),
+  WEBHOOK_SECRET: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,256}$/, { error: 'WEBHOOK_SECRET: 1-256 of A-Z a-z 0-9 _ -' })
+    .optional(),
   SENSITIVE_TTL_SECONDS: selfDeletingTtl(60),
   OTP_TTL_SECONDS: selfDeletingTtl(300),
   /** How long OTP codes are kept anywhere (card_otps, outbox payloads, stored idempotent replies). */

@@ -49,9 +49,15 @@ async function start(config: Config, logger: Logger): Promise<() => Promise<void
         url,
         secretToken: config.WEBHOOK_SECRET!,
         serve: async (handler) => {
-          api = await startHttpApi(runtime, config, logger, (app) => {
-            app.post(path, { config: { public: true }, bodyLimit: 1_048_576, schema: { hide: true } }, handler);
-          }, botReady);
+          api = await startHttpApi(
+            runtime,
+            config,
+            logger,
+            (app) => {
+              app.post(path, { config: { public: true }, bodyLimit: 1_048_576, schema: { hide: true } }, handler);
+            },
+            botReady,
+          );
         },
       });
       // Not the path: it may carry a secret.

@@ -107,7 +107,10 @@ describe('the card-data key at start', () => {
     assert.equal(statSync(path.dirname(p.keyFile)).mode & 0o777, 0o700);
     const key = Buffer.from(readFileSync(p.keyFile, 'utf8').trim(), 'base64');
     const { keys } = await rows(p.database);
-    assert.deepEqual(keys.map((k) => [k.fingerprint, k.state]), [[cardDataKeyFingerprint(key), 'current']]);
+    assert.deepEqual(
+      keys.map((k) => [k.fingerprint, k.state]),
+      [[cardDataKeyFingerprint(key), 'current']],
+    );
     assert.equal(t.cardDataKey.fingerprint, cardDataKeyFingerprint(key));
     assert.ok(!JSON.stringify(keys).includes(key.toString('base64')), 'the key itself is not stored');
   });
@@ -130,7 +133,8 @@ describe('the card-data key at start', () => {
     unlinkSync(p.keyFile);
     const human = await run(p, ADMIN_CLI, ['users', 'list']);
     assert.equal(human.code, 2, human.stderr);
-    for (const said of [p.keyFile, fingerprint, 'restore the key file from your backup; do not generate a new one']) assert.ok(human.stderr.includes(said), said);
+    for (const said of [p.keyFile, fingerprint, 'restore the key file from your backup; do not generate a new one'])
+      assert.ok(human.stderr.includes(said), said);
     const json = await run(p, ADMIN_CLI, ['users', 'list', '--json']);
     assert.equal(json.code, 2);
     const answer = JSON.parse(json.stdout) as { ok: boolean; error: string };
@@ -164,7 +168,7 @@ describe('the card-data key at start', () => {
     const p = place(ctx);
     const expected = await withACard(p);
     const other = Buffer.alloc(32, 9);
-    writeFileSync(p.keyFile, other.toString('base64') + '\n', { mode: 0o600 });
+    writeFileSync(p.keyFile, `${other.toString('base64')}\n`, { mode: 0o600 });
     const message = await refusal(startFrom(p));
     assert.ok(message.includes(expected) && message.includes(cardDataKeyFingerprint(other)), message);
     assert.match(message, /restore the key file from your backup; do not generate a new one/);
@@ -191,7 +195,10 @@ describe('the card-data key at start', () => {
     assert.match(await refusal(startFrom(p)), /does not read the card data/);
     writeFileSync(p.keyFile, key);
     await startFrom(p).then((t) => t.close());
-    assert.deepEqual((await rows(p.database)).keys.map((k) => k.fingerprint), [fingerprint]);
+    assert.deepEqual(
+      (await rows(p.database)).keys.map((k) => k.fingerprint),
+      [fingerprint],
+    );
   });
 });
 
@@ -231,7 +238,10 @@ describe('a first start of several processes together', () => {
       for (const exit of exits) assert.equal(JSON.parse(exit.stdout.split('\n')[1]!).bins, DEFAULT_BINS.length);
       const { keys, bins, plans } = await rows(p.database);
       const key = Buffer.from(readFileSync(p.keyFile, 'utf8').trim(), 'base64');
-      assert.deepEqual(keys.map((k) => k.fingerprint), [cardDataKeyFingerprint(key)]);
+      assert.deepEqual(
+        keys.map((k) => k.fingerprint),
+        [cardDataKeyFingerprint(key)],
+      );
       assert.deepEqual(bins, DEFAULT_BINS);
       assert.equal(plans, 3);
       assert.equal(statSync(p.keyFile).mode & 0o777, 0o600);
@@ -247,12 +257,21 @@ describe('a first start of several processes together', () => {
       const exits = await startTogether(p, 4);
       for (const exit of exits) assert.equal(exit.code, 0, `round ${round}: ${exit.stderr}`);
       const key = Buffer.from(readFileSync(p.keyFile, 'utf8').trim(), 'base64');
-      assert.deepEqual((await rows(p.database)).keys.map((k) => k.fingerprint), [cardDataKeyFingerprint(key)]);
-      assert.deepEqual(readdirSync(path.dirname(p.keyFile)).filter((f) => f.includes('.key')), ['card-data.key'], 'no temporary key file is left');
+      assert.deepEqual(
+        (await rows(p.database)).keys.map((k) => k.fingerprint),
+        [cardDataKeyFingerprint(key)],
+      );
+      assert.deepEqual(
+        readdirSync(path.dirname(p.keyFile)).filter((f) => f.includes('.key')),
+        ['card-data.key'],
+        'no temporary key file is left',
+      );
     }
   });
 
-  test('processes starting at once on a fresh Postgres schema all come up: one migration, one fingerprint, one seed', { skip: !process.env.TEST_DATABASE_URL }, async (ctx) => {
+  test('processes starting at once on a fresh Postgres schema all come up: one migration, one fingerprint, one seed', {
+    skip: !process.env.TEST_DATABASE_URL,
+  }, async (ctx) => {
     const baseUrl = process.env.TEST_DATABASE_URL!;
     for (let round = 0; round < 2; round++) {
       const p = place(ctx);

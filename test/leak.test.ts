@@ -87,7 +87,14 @@ describe('no card number, CVV or API token reaches a log or the database in clea
     if (existsSync(wal)) walWhileRunning.push(readFileSync(wal));
   }
 
-  async function call(running: Running, method: string, route: string, token: string | undefined, body?: unknown, headers: Record<string, string> = {}) {
+  async function call(
+    running: Running,
+    method: string,
+    route: string,
+    token: string | undefined,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ) {
     const response = await fetch(`${running.api.url}${route}`, {
       method,
       headers: {
@@ -119,7 +126,15 @@ describe('no card number, CVV or API token reaches a log or the database in clea
     // The API: every endpoint, its refusals, an idempotent replay, a forced 500.
     const bins = (await call(running, 'GET', '/api/v1/bins', token)).body.data as { id: string; wallet: boolean }[];
     const plans = (await call(running, 'GET', '/api/v1/card-plans', token)).body.data as { id: number }[];
-    const create = (name: string) => call(running, 'POST', '/api/v1/cards', token, { bin_id: bins[0]!.id, name, planId: plans[0]!.id }, { 'idempotency-key': `create-${name}` });
+    const create = (name: string) =>
+      call(
+        running,
+        'POST',
+        '/api/v1/cards',
+        token,
+        { bin_id: bins[0]!.id, name, planId: plans[0]!.id },
+        { 'idempotency-key': `create-${name}` },
+      );
     const card = (await create('Main')).body.data.id as string;
     assert.equal((await create('Main')).status, 201, 'replayed');
     const other = (await create('Other')).body.data.id as string;
@@ -200,7 +215,10 @@ describe('no card number, CVV or API token reaches a log or the database in clea
     assert.ok(walWhileRunning.length > 0, 'the WAL was read while the service ran');
     // The scan can see text in the files: the masked numbers are there in clear.
     const masked = [...pans].map((pan) => `**** **** **** ${pan.slice(-4)}`);
-    assert.ok(masked.every((m) => files.some((f) => f.toString('latin1').includes(m))), 'masked numbers are readable in the files');
+    assert.ok(
+      masked.every((m) => files.some((f) => f.toString('latin1').includes(m))),
+      'masked numbers are readable in the files',
+    );
     const hits: string[] = [];
     for (const [where, text] of places) {
       for (const pan of pans) if (text.includes(pan) || text.includes(pan.replace(/(\d{4})(?=\d)/g, '$1 '))) hits.push(`PAN in ${where}`);

@@ -5,11 +5,19 @@ import { loggableError } from '../src/log-safe.js';
 
 test('a loggable error keeps no request URL (bot token) and no request payload (card data, secrets)', () => {
   const token = '123456:SECRET-token';
-  const network = new HttpError("Network request for 'getMe' failed!", new Error(`request to https://api.telegram.org/bot${token}/getMe failed, reason: ECONNREFUSED`));
-  const refused = new GrammyError("Call to 'setWebhook' failed!", { ok: false, error_code: 400, description: 'Bad Request' }, 'setWebhook', {
-    url: 'https://bot.example/hook',
-    secret_token: 'hook-secret',
-  });
+  const network = new HttpError(
+    "Network request for 'getMe' failed!",
+    new Error(`request to https://api.telegram.org/bot${token}/getMe failed, reason: ECONNREFUSED`),
+  );
+  const refused = new GrammyError(
+    "Call to 'setWebhook' failed!",
+    { ok: false, error_code: 400, description: 'Bad Request' },
+    'setWebhook',
+    {
+      url: 'https://bot.example/hook',
+      secret_token: 'hook-secret',
+    },
+  );
   const text = JSON.stringify([loggableError(network), loggableError(refused)]);
   assert.ok(!text.includes('SECRET-token'), text);
   assert.ok(!text.includes('hook-secret'), text);
@@ -20,11 +28,19 @@ test('a loggable error keeps no request URL (bot token) and no request payload (
 test('no secret in logs, by construction: a raw error logged under err passes the one serializer', async () => {
   const { capturedLogger } = await import('./helpers/log.js');
   const { logger, text } = capturedLogger('debug');
-  const refused = new GrammyError("Call to 'sendMessage' failed!", { ok: false, error_code: 400, description: 'Bad Request' }, 'sendMessage', {
-    chat_id: 1,
-    text: 'PAN 4242424242424242 CVV 123',
-  });
-  const network = new HttpError("Network request for 'getMe' failed!", new Error('request to https://api.telegram.org/bot123456:SECRET-token/getMe failed'));
+  const refused = new GrammyError(
+    "Call to 'sendMessage' failed!",
+    { ok: false, error_code: 400, description: 'Bad Request' },
+    'sendMessage',
+    {
+      chat_id: 1,
+      text: 'PAN 4242424242424242 CVV 123',
+    },
+  );
+  const network = new HttpError(
+    "Network request for 'getMe' failed!",
+    new Error('request to https://api.telegram.org/bot123456:SECRET-token/getMe failed'),
+  );
   logger.error({ err: refused }, 'raw grammY error');
   logger.error({ err: network }, 'raw network error');
   logger.error({ err: { payload: { pan: '4242424242424242' }, token: 'vc_abc' } }, 'a plain object as an error');

@@ -9,7 +9,6 @@ import { ENTRY, freePort, startProcess as startMain } from './helpers/processes.
 
 // `npm start` as an operator runs it: src/main.ts in its own process, settings from the environment.
 
-const MAIN = ENTRY.main;
 const API_MAIN = ENTRY.api;
 const BOT_TOKEN = '123456:MAIN-test';
 
@@ -65,7 +64,10 @@ describe('npm start (src/main.ts)', () => {
       // Ready: the database answers, nothing pending, and the bot of this process reached Telegram.
       const ready = await fetch(`${listening.url}/readyz`);
       assert.equal(ready.status, 200);
-      assert.deepEqual(((await ready.json()) as { data: unknown }).data, { status: 'ready', checks: { database: 'ok', migrations: 'ok', bot: 'ok' } });
+      assert.deepEqual(((await ready.json()) as { data: unknown }).data, {
+        status: 'ready',
+        checks: { database: 'ok', migrations: 'ok', bot: 'ok' },
+      });
       // Access lines name the route, never the token.
       const access = main.logs.find((l) => l.msg === 'request' && l.route === '/api/v1/health');
       assert.equal(access?.status, 200);
@@ -87,7 +89,13 @@ describe('npm start (src/main.ts)', () => {
     const port = await freePort();
     const url = `http://127.0.0.1:${port}/telegram/hook`;
     const mark = server.mark();
-    const main = startMain(dir, { ...baseEnv(dir), HTTP_PORT: String(port), BOT_MODE: 'webhook', WEBHOOK_URL: url, WEBHOOK_SECRET: 'hook_secret' });
+    const main = startMain(dir, {
+      ...baseEnv(dir),
+      HTTP_PORT: String(port),
+      BOT_MODE: 'webhook',
+      WEBHOOK_URL: url,
+      WEBHOOK_SECRET: 'hook_secret',
+    });
     try {
       await main.waitForLog('bot serving its webhook');
       const registered = await server.waitForCall((c) => c.method === 'setWebhook', mark);
@@ -96,10 +104,21 @@ describe('npm start (src/main.ts)', () => {
 
       const update = {
         update_id: 1,
-        message: { message_id: 1, date: 0, chat: { id: 6001, type: 'private', first_name: 'W' }, from: { id: 6001, is_bot: false, first_name: 'W' }, text: '/start', entities: [{ type: 'bot_command', offset: 0, length: 6 }] },
+        message: {
+          message_id: 1,
+          date: 0,
+          chat: { id: 6001, type: 'private', first_name: 'W' },
+          from: { id: 6001, is_bot: false, first_name: 'W' },
+          text: '/start',
+          entities: [{ type: 'bot_command', offset: 0, length: 6 }],
+        },
       };
       const post = (secret?: string) =>
-        fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...(secret ? { 'x-telegram-bot-api-secret-token': secret } : {}) }, body: JSON.stringify(update) });
+        fetch(url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...(secret ? { 'x-telegram-bot-api-secret-token': secret } : {}) },
+          body: JSON.stringify(update),
+        });
       assert.equal((await post()).status, 401);
       assert.equal((await post('wrong')).status, 401);
       const before = server.mark();
@@ -128,7 +147,13 @@ describe('npm start (src/main.ts)', () => {
     const bad = startMain(dir, { ...baseEnv(dir), HTTP_PORT: 'eighty' });
     assert.equal(await bad.exited, 2);
     assert.match(bad.output(), /HTTP_PORT/);
-    const webhookWithoutServer = startMain(dir, { ...baseEnv(dir), BOT_MODE: 'webhook', WEBHOOK_URL: 'https://bot.example/hook', WEBHOOK_SECRET: 's', HTTP_ENABLED: 'false' });
+    const webhookWithoutServer = startMain(dir, {
+      ...baseEnv(dir),
+      BOT_MODE: 'webhook',
+      WEBHOOK_URL: 'https://bot.example/hook',
+      WEBHOOK_SECRET: 's',
+      HTTP_ENABLED: 'false',
+    });
     assert.equal(await webhookWithoutServer.exited, 2);
     assert.match(webhookWithoutServer.output(), /HTTP_ENABLED=true/);
     assert.throws(() => statSync(path.join(dir, 'cards.db')));

@@ -42,17 +42,32 @@ test('processes creating the same files at once: each file is created by one of 
     const child = spawn(process.execPath, ['--import', TSX, WRITER, dir, String(count)], { stdio: ['pipe', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
-    const ready = new Promise<void>((resolve) => child.stdout.on('data', (chunk: Buffer) => ((out += chunk.toString()), out.startsWith('ready\n') && resolve())));
-    child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
+    const ready = new Promise<void>((resolve) =>
+      child.stdout.on('data', (chunk: Buffer) => {
+        out += chunk.toString();
+        if (out.startsWith('ready\n')) resolve();
+      }),
+    );
+    child.stderr.on('data', (chunk: Buffer) => {
+      err += chunk.toString();
+    });
     const done = new Promise<{ created: number; torn: number }>((resolve, reject) =>
-      child.on('close', (code) => (code === 0 ? resolve(JSON.parse(out.trim().split('\n').at(-1)!)) : reject(new Error(`writer exited with ${code}: ${err}`)))),
+      child.on('close', (code) =>
+        code === 0 ? resolve(JSON.parse(out.trim().split('\n').at(-1)!)) : reject(new Error(`writer exited with ${code}: ${err}`)),
+      ),
     );
     return { child, ready, done };
   });
   await Promise.all(writers.map((w) => w.ready));
   for (const w of writers) w.child.stdin.end('go\n');
   const results = await Promise.all(writers.map((w) => w.done));
-  assert.equal(results.reduce((sum, r) => sum + r.created, 0), count);
-  assert.equal(results.reduce((sum, r) => sum + r.torn, 0), 0);
+  assert.equal(
+    results.reduce((sum, r) => sum + r.created, 0),
+    count,
+  );
+  assert.equal(
+    results.reduce((sum, r) => sum + r.torn, 0),
+    0,
+  );
   assert.equal(readdirSync(dir).length, count, 'no temporary file is left');
 });

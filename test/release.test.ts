@@ -20,7 +20,8 @@ const TREE = ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.bu
 function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [key, value] of Object.entries(process.env)) if (!key.toLowerCase().startsWith('npm_')) env[key] = value;
-  for (const key of ['DATABASE_URL', 'CARD_DATA_KEY_FILE', 'BOT_TOKEN', 'HTTP_PORT', 'HTTP_HOST', 'NODE_OPTIONS', 'TEST_DATABASE_URL']) delete env[key];
+  for (const key of ['DATABASE_URL', 'CARD_DATA_KEY_FILE', 'BOT_TOKEN', 'HTTP_PORT', 'HTTP_HOST', 'NODE_OPTIONS', 'TEST_DATABASE_URL'])
+    delete env[key];
   return { ...env, ...extra };
 }
 
@@ -35,7 +36,12 @@ describe('the release (Dockerfile steps: scripts/release-install.sh)', { timeout
   let release: string;
   let data: string;
   const runtimeEnv = (extra: Record<string, string> = {}) =>
-    cleanEnv({ DATABASE_URL: path.join(data, 'cards.db'), CARD_DATA_KEY_FILE: path.join(data, 'card-data.key'), LOG_LEVEL: 'info', ...extra });
+    cleanEnv({
+      DATABASE_URL: path.join(data, 'cards.db'),
+      CARD_DATA_KEY_FILE: path.join(data, 'card-data.key'),
+      LOG_LEVEL: 'info',
+      ...extra,
+    });
 
   before(() => {
     dir = mkdtempSync(path.join(tmpdir(), 'release-'));
@@ -55,10 +61,7 @@ describe('the release (Dockerfile steps: scripts/release-install.sh)', { timeout
   it('holds the compiled code, migrations as .js only, the locales, and no tsc, tsx nor sources', () => {
     assert.ok(existsSync(path.join(release, 'dist/src/main.js')));
     const migrations = readdirSync(path.join(release, 'dist/migrations'));
-    assert.deepEqual(
-      migrations.map((name) => name.replace(/\.js$/, '.ts')).sort(),
-      readdirSync(path.join(ROOT, 'migrations')).sort(),
-    );
+    assert.deepEqual(migrations.map((name) => name.replace(/\.js$/, '.ts')).sort(), readdirSync(path.join(ROOT, 'migrations')).sort());
     assert.ok(readdirSync(path.join(release, 'locales')).includes('en.ftl'));
     for (const dev of ['typescript', 'tsx', 'esbuild', '.bin/tsc', '.bin/tsx']) {
       assert.ok(!existsSync(path.join(release, 'node_modules', dev)), `${dev} is not installed`);
@@ -68,7 +71,12 @@ describe('the release (Dockerfile steps: scripts/release-install.sh)', { timeout
 
   it('`npm run api` serves /livez, `npm run admin` works beside it, SIGTERM exits 0', async () => {
     const port = await freePort();
-    const api = spawn('npm', ['run', 'api'], { cwd: release, env: runtimeEnv({ HTTP_PORT: String(port) }), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const api = spawn('npm', ['run', 'api'], {
+      cwd: release,
+      env: runtimeEnv({ HTTP_PORT: String(port) }),
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
     let output = '';
     api.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
     api.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
@@ -76,7 +84,10 @@ describe('the release (Dockerfile steps: scripts/release-install.sh)', { timeout
     try {
       let status = 0;
       for (const deadline = Date.now() + 30_000; Date.now() < deadline && status !== 200; ) {
-        status = await fetch(`http://127.0.0.1:${port}/livez`).then((r) => r.status, () => 0);
+        status = await fetch(`http://127.0.0.1:${port}/livez`).then(
+          (r) => r.status,
+          () => 0,
+        );
         if (status !== 200) await new Promise((resolve) => setTimeout(resolve, 200));
       }
       assert.equal(status, 200, `no /livez answer; output:\n${output}`);
@@ -98,7 +109,9 @@ describe('the release (Dockerfile steps: scripts/release-install.sh)', { timeout
     mkdirSync(path.join(release, 'src'));
     writeFileSync(path.join(release, 'src', 'edited.ts'), 'export {};\n');
     // Files of another kind beside the compiled migrations are not migrations (plain node cannot import a .ts).
-    const strays = ['29991231_99_stray.ts', '29991231_99_stray.d.ts', '29991231_99_stray.js.map'].map((name) => path.join(release, 'dist/migrations', name));
+    const strays = ['29991231_99_stray.ts', '29991231_99_stray.d.ts', '29991231_99_stray.js.map'].map((name) =>
+      path.join(release, 'dist/migrations', name),
+    );
     for (const stray of strays) writeFileSync(stray, 'export async function up() { throw new Error("not a migration"); }\n');
     try {
       const migrate = run(release, 'npm', ['run', '--silent', 'migrate'], runtimeEnv());

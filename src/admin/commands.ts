@@ -10,7 +10,7 @@ export interface CommandOutput {
   json: Record<string, unknown>;
 }
 
-type Values = Record<string, string | boolean | undefined>;
+export type Values = Record<string, string | boolean | undefined>;
 
 interface Command {
   usage: string;
@@ -127,7 +127,8 @@ export const COMMANDS: Record<string, Command> = {
       const id = optionalText(v, 'id');
       const user = optionalText(v, 'user');
       const token = optionalText(v, 'token');
-      if ([id, user, token].filter((x) => x !== undefined).length !== 1) throw new AdminError('Give exactly one of --id, --user (with --all) or --token');
+      if ([id, user, token].filter((x) => x !== undefined).length !== 1)
+        throw new AdminError('Give exactly one of --id, --user (with --all) or --token');
       if (user !== undefined && v.all !== true) throw new AdminError('--user revokes every token of the user: add --all to confirm');
       const { tokens, chats } =
         id !== undefined
@@ -203,16 +204,33 @@ export const COMMANDS: Record<string, Command> = {
     async run({ admin }) {
       const bins = await admin.listBins();
       return {
-        human: table(bins.map((b) => [b.id, b.bin, b.network, b.wallet ? 'Wallet' : 'Online', b.country, `initial ${usd(b.initialBalance)}`, b.enabled ? 'enabled' : 'disabled'])),
+        human: table(
+          bins.map((b) => [
+            b.id,
+            b.bin,
+            b.network,
+            b.wallet ? 'Wallet' : 'Online',
+            b.country,
+            `initial ${usd(b.initialBalance)}`,
+            b.enabled ? 'enabled' : 'disabled',
+          ]),
+        ),
         json: { bins: bins.map((b) => ({ ...b, initialBalance: formatAmount(b.initialBalance) })) },
       };
     },
   },
   'bins add': {
-    usage: 'bins add --bin 123456 --network visa|master [--wallet] [--no-3ds] [--country US] [--currency USD] [--initial-balance AMOUNT] [--disabled]',
+    usage:
+      'bins add --bin 123456 --network visa|master [--wallet] [--no-3ds] [--country US] [--currency USD] [--initial-balance AMOUNT] [--disabled]',
     options: {
-      bin: { type: 'string' }, network: { type: 'string' }, wallet: { type: 'boolean' }, 'no-3ds': { type: 'boolean' },
-      country: { type: 'string' }, currency: { type: 'string' }, 'initial-balance': { type: 'string' }, disabled: { type: 'boolean' },
+      bin: { type: 'string' },
+      network: { type: 'string' },
+      wallet: { type: 'boolean' },
+      'no-3ds': { type: 'boolean' },
+      country: { type: 'string' },
+      currency: { type: 'string' },
+      'initial-balance': { type: 'string' },
+      disabled: { type: 'boolean' },
     },
     async run({ admin }, v) {
       const bin = await admin.addBin({
@@ -250,7 +268,9 @@ export const COMMANDS: Record<string, Command> = {
     async run({ admin }) {
       const plans = await admin.listPlans();
       return {
-        human: table(plans.map((p) => [String(p.id), p.name, `limit ${usd(p.limit)}`, `fee ${usd(p.creationFee)}`, p.active ? 'active' : 'inactive'])),
+        human: table(
+          plans.map((p) => [String(p.id), p.name, `limit ${usd(p.limit)}`, `fee ${usd(p.creationFee)}`, p.active ? 'active' : 'inactive']),
+        ),
         json: { plans: plans.map((p) => ({ ...p, limit: formatAmount(p.limit), creationFee: formatAmount(p.creationFee) })) },
       };
     },
@@ -265,7 +285,10 @@ export const COMMANDS: Record<string, Command> = {
         limit: amount(v, 'limit'),
         creationFee: amount(v, 'fee'),
       });
-      return { human: `Plan ${plan.id} (${plan.name}) added.`, json: { plan: { ...plan, limit: formatAmount(plan.limit), creationFee: formatAmount(plan.creationFee) } } };
+      return {
+        human: `Plan ${plan.id} (${plan.name}) added.`,
+        json: { plan: { ...plan, limit: formatAmount(plan.limit), creationFee: formatAmount(plan.creationFee) } },
+      };
     },
   },
   'plans deactivate': {
@@ -295,12 +318,21 @@ export const COMMANDS: Record<string, Command> = {
       const bps = amount(v, 'percent');
       const fixed = amount(v, 'fixed');
       await admin.setFee(cat, bps, fixed);
-      return { human: `${cat} top-up fee: ${formatAmount(bps)}% + ${usd(fixed)}.`, json: { category: cat, percent: formatAmount(bps), fixed: formatAmount(fixed) } };
+      return {
+        human: `${cat} top-up fee: ${formatAmount(bps)}% + ${usd(fixed)}.`,
+        json: { category: cat, percent: formatAmount(bps), fixed: formatAmount(fixed) },
+      };
     },
   },
   'coupons create': {
     usage: 'coupons create --code CODE (--percent P | --amount AMOUNT) [--expires ISO_DATE] [--max-redemptions N]',
-    options: { code: { type: 'string' }, percent: { type: 'string' }, amount: { type: 'string' }, expires: { type: 'string' }, 'max-redemptions': { type: 'string' } },
+    options: {
+      code: { type: 'string' },
+      percent: { type: 'string' },
+      amount: { type: 'string' },
+      expires: { type: 'string' },
+      'max-redemptions': { type: 'string' },
+    },
     async run({ admin }, v) {
       const percent = optionalText(v, 'percent');
       const fixed = optionalText(v, 'amount');
@@ -325,13 +357,15 @@ export const COMMANDS: Record<string, Command> = {
     async run({ admin }) {
       const coupons = await admin.listCoupons();
       return {
-        human: table(coupons.map((c) => [
-          c.code,
-          c.kind === 'percent' ? `${formatAmount(c.value)}% off` : `${usd(c.value)} off`,
-          `used ${c.redemptions}${c.maxRedemptions === null ? '' : `/${c.maxRedemptions}`}`,
-          c.expiresAt ? `expires ${c.expiresAt}` : 'no expiry',
-          c.active ? 'active' : 'inactive',
-        ])),
+        human: table(
+          coupons.map((c) => [
+            c.code,
+            c.kind === 'percent' ? `${formatAmount(c.value)}% off` : `${usd(c.value)} off`,
+            `used ${c.redemptions}${c.maxRedemptions === null ? '' : `/${c.maxRedemptions}`}`,
+            c.expiresAt ? `expires ${c.expiresAt}` : 'no expiry',
+            c.active ? 'active' : 'inactive',
+          ]),
+        ),
         json: { coupons },
       };
     },
@@ -405,7 +439,10 @@ export const COMMANDS: Record<string, Command> = {
     options: {},
     async run({ admin }) {
       const purged = await admin.purgeExpired();
-      return { human: `Purged ${purged.otps} OTP code(s), ${purged.outbox} outbox row(s), ${purged.mailbox} sandbox e-mail(s).`, json: { purged } };
+      return {
+        human: `Purged ${purged.otps} OTP code(s), ${purged.outbox} outbox row(s), ${purged.mailbox} sandbox e-mail(s).`,
+        json: { purged },
+      };
     },
   },
   'keys status': {
@@ -449,7 +486,10 @@ export const COMMANDS: Record<string, Command> = {
 /** A failed check: printed like output, but the exit code says it failed. */
 export class LedgerMismatch extends Error {
   override readonly name = 'LedgerMismatch';
-  constructor(message: string, readonly details: Record<string, unknown>) {
+  constructor(
+    message: string,
+    readonly details: Record<string, unknown>,
+  ) {
     super(message);
   }
 }

@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { AdminError } from '../core/admin.js';
 import { isCardServiceError } from '../core/errors.js';
 import type { CoreRuntime } from '../compose.js';
-import { COMMANDS, LedgerMismatch } from './commands.js';
+import { COMMANDS, LedgerMismatch, type Values } from './commands.js';
 
 export interface AdminIo {
   out(text: string): void;
@@ -35,7 +35,7 @@ export async function runAdmin(argv: string[], openRuntime: () => Promise<CoreRu
     return json ? refuse('Unknown command', 2, { usage: usage() }) : refuse(usage(), 2);
   }
   const command = COMMANDS[name]!;
-  let parsed;
+  let parsed: { values: Values; positionals: string[] };
   try {
     parsed = parseArgs({
       args: argv.filter((a) => a !== '--json'),
@@ -45,7 +45,9 @@ export async function runAdmin(argv: string[], openRuntime: () => Promise<CoreRu
     });
   } catch (error) {
     const message = (error as Error).message;
-    return json ? refuse(message, 2, { usage: `npm run admin -- ${command.usage}` }) : refuse(`${message}\nUsage: npm run admin -- ${command.usage}`, 2);
+    return json
+      ? refuse(message, 2, { usage: `npm run admin -- ${command.usage}` })
+      : refuse(`${message}\nUsage: npm run admin -- ${command.usage}`, 2);
   }
   const positionals = parsed.positionals.slice(name.split(' ').length);
   let runtime: CoreRuntime | undefined;

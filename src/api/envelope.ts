@@ -23,11 +23,7 @@ export function ok<T>(data: T, message: string, now: Date): SuccessEnvelope<T> {
  * An error body. `errorField` puts the text in `error` instead of `message`, as the spec's OTP
  * endpoints do; validation errors carry the text in `message` and the items in `error`.
  */
-export function failure(
-  text: string,
-  now: Date,
-  options: { errorField?: boolean; issues?: ValidationIssue[] } = {},
-): ErrorEnvelope {
+export function failure(text: string, now: Date, options: { errorField?: boolean; issues?: ValidationIssue[] } = {}): ErrorEnvelope {
   const timestamp = now.toISOString();
   if (options.issues) return { success: false, message: text, error: options.issues, timestamp };
   if (options.errorField) return { success: false, error: text, timestamp };

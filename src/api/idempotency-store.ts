@@ -55,7 +55,14 @@ export function createIdempotencyStore(database: Db, options: IdempotencyStoreOp
   const db = database.withTables<Tables>();
   const later = (now: Date, ms: number) => new Date(now.getTime() + ms).toISOString();
 
-  async function tryInsert(userId: string, key: string, requestHash: string, token: string, now: Date, ttlSeconds: number): Promise<boolean> {
+  async function tryInsert(
+    userId: string,
+    key: string,
+    requestHash: string,
+    token: string,
+    now: Date,
+    ttlSeconds: number,
+  ): Promise<boolean> {
     const result = await db
       .insertInto('idempotency_keys')
       .values({
@@ -78,7 +85,12 @@ export function createIdempotencyStore(database: Db, options: IdempotencyStoreOp
   async function takeOver(userId: string, key: string, staleToken: string, token: string, now: Date, ttlSeconds: number): Promise<boolean> {
     const result = await db
       .updateTable('idempotency_keys')
-      .set({ claim_token: token, lease_until: later(now, options.leaseMs), created_at: now.toISOString(), expires_at: later(now, ttlSeconds * 1000) })
+      .set({
+        claim_token: token,
+        lease_until: later(now, options.leaseMs),
+        created_at: now.toISOString(),
+        expires_at: later(now, ttlSeconds * 1000),
+      })
       .where('user_id', '=', userId)
       .where('idempotency_key', '=', key)
       .where('status_code', 'is', null)

@@ -58,7 +58,13 @@ function requestHash(request: FastifyRequest): string {
  * validation, so keys are per user and only valid requests claim one. Other POSTs (the read-only
  * top-up quote) check the header and keep nothing.
  */
-export function installIdempotency(app: FastifyInstance, store: IdempotencyStore, clock: Clock, ttls: IdempotencyTtls, logger: Logger): void {
+export function installIdempotency(
+  app: FastifyInstance,
+  store: IdempotencyStore,
+  clock: Clock,
+  ttls: IdempotencyTtls,
+  logger: Logger,
+): void {
   app.decorateRequest('idempotencyClaim', null);
 
   function keyOf(request: FastifyRequest): string | undefined {
@@ -66,7 +72,9 @@ export function installIdempotency(app: FastifyInstance, store: IdempotencyStore
     if (key === undefined) return undefined;
     if (typeof key !== 'string' || !KEY.test(key)) {
       throw new CardServiceError('VALIDATION', {
-        issues: [{ code: 'invalid_format', message: 'Idempotency-Key must be 1 to 255 visible ASCII characters', path: ['Idempotency-Key'] }],
+        issues: [
+          { code: 'invalid_format', message: 'Idempotency-Key must be 1 to 255 visible ASCII characters', path: ['Idempotency-Key'] },
+        ],
       });
     }
     return key;

@@ -15,7 +15,10 @@ const IDEMPOTENCY_KEY = {
   schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]{1,255}$' },
 };
 
-type Operation = { parameters?: unknown[]; requestBody?: { required?: boolean; content?: Record<string, { schema?: { anyOf?: { type?: string }[] } }> } };
+type Operation = {
+  parameters?: unknown[];
+  requestBody?: { required?: boolean; content?: Record<string, { schema?: { anyOf?: { type?: string }[] } }> };
+};
 
 /**
  * A body that may be null (the endpoints that take none, or `{}`) is optional in the document, as the

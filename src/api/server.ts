@@ -128,7 +128,8 @@ export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
 
   // A route that declares no query parameters takes none: unknown ones are refused like unknown body fields.
   app.addHook('onRoute', (route) => {
-    if (route.schema && !route.schema.querystring && route.config?.public !== true) route.schema = { ...route.schema, querystring: noQuery };
+    if (route.schema && !route.schema.querystring && route.config?.public !== true)
+      route.schema = { ...route.schema, querystring: noQuery };
   });
   const limiter = deps.limits ? installRateLimits(app, deps.limits) : undefined;
   installErrorHandling(app, clock, logger, {
@@ -204,19 +205,29 @@ export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
     );
     const readiness = createReadiness(deps.db, deps.botReady);
     const checkState = z.enum(['ok', 'failing']);
-    const checks = z.object({ database: checkState, migrations: z.enum(['ok', 'pending', 'failing']), bot: z.enum(['ok', 'failing', 'disabled']) });
+    const checks = z.object({
+      database: checkState,
+      migrations: z.enum(['ok', 'pending', 'failing']),
+      bot: z.enum(['ok', 'failing', 'disabled']),
+    });
     routes.get(
       '/readyz',
       {
         config: { public: true },
         schema: {
-          summary: 'Extension: readiness (no token): the database answers, no migration is pending, the bot (when it runs here) reached Telegram',
+          summary:
+            'Extension: readiness (no token): the database answers, no migration is pending, the bot (when it runs here) reached Telegram',
           tags: ['extension'],
           response: {
             200: envelope(z.object({ status: z.literal('ready'), checks })),
             414: errorEnvelope,
             429: errorEnvelope,
-            503: z.object({ success: z.literal(false), data: z.object({ status: z.literal('not_ready'), checks }), message: z.string(), timestamp: z.string() }),
+            503: z.object({
+              success: z.literal(false),
+              data: z.object({ status: z.literal('not_ready'), checks }),
+              message: z.string(),
+              timestamp: z.string(),
+            }),
           },
         },
       },
@@ -224,7 +235,9 @@ export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
         const { ready, checks: state } = await readiness();
         const timestamp = clock.now().toISOString();
         if (ready) return { success: true as const, data: { status: 'ready' as const, checks: state }, message: 'Ready', timestamp };
-        return reply.code(503).send({ success: false as const, data: { status: 'not_ready' as const, checks: state }, message: 'Not ready', timestamp });
+        return reply
+          .code(503)
+          .send({ success: false as const, data: { status: 'not_ready' as const, checks: state }, message: 'Not ready', timestamp });
       },
     );
     let document: object | undefined;

@@ -9,7 +9,18 @@ export type CallbackData =
   | { kind: 'cards' }
   | { kind: 'tx'; page: number; cardId?: string };
 
-const CARD_ACTIONS = new Set<string>(['view', 'freeze', 'alertfreeze', 'unfreeze', 'details', 'otps', 'reqotp', 'topup', 'withdraw', 'close']);
+const CARD_ACTIONS = new Set<string>([
+  'view',
+  'freeze',
+  'alertfreeze',
+  'unfreeze',
+  'details',
+  'otps',
+  'reqotp',
+  'topup',
+  'withdraw',
+  'close',
+]);
 
 export function encodeCallback(data: CallbackData): string {
   switch (data.kind) {

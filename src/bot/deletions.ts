@@ -67,7 +67,8 @@ async function deleteNow(api: Api, chatId: number, messageId: number): Promise<F
     if (code === 429 || code >= 500 || code === 401 || code === 404) throw error;
     const description = error.description.toLowerCase();
     if (description.includes('message to delete not found') || description.includes('message_id_invalid')) return { kind: 'gone', error };
-    if (code === 403 || description.includes('chat not found') || description.includes('peer_id_invalid')) return { kind: 'unreachable', error };
+    if (code === 403 || description.includes('chat not found') || description.includes('peer_id_invalid'))
+      return { kind: 'unreachable', error };
     return { kind: 'refused', error };
   }
 }

@@ -34,7 +34,8 @@ export function handleBotError(s: Services) {
 
 /** Answers the pressed button, unless something answered it already (Telegram refuses a second answer). */
 async function answerIfPending(ctx: BotContext, s: Services, text?: string): Promise<void> {
-  if (ctx.callbackQuery && !s.answered.has(ctx.callbackQuery.id)) await ctx.answerCallbackQuery(text === undefined ? undefined : { text }).catch(() => undefined);
+  if (ctx.callbackQuery && !s.answered.has(ctx.callbackQuery.id))
+    await ctx.answerCallbackQuery(text === undefined ? undefined : { text }).catch(() => undefined);
 }
 
 /** Sends operator reports to `ADMIN_CHAT_ID`, when set; a failure to report is logged, never thrown. */
@@ -42,7 +43,9 @@ export function adminReporter(api: Api, s: Pick<Services, 'config' | 'logger'>):
   const chatId = s.config.adminChatId;
   if (chatId === undefined) return undefined;
   return async (text) => {
-    await api.sendMessage(chatId, text.slice(0, 4000)).catch((error: unknown) => s.logger.warn({ err: loggableError(error) }, 'could not report to the admin chat'));
+    await api
+      .sendMessage(chatId, text.slice(0, 4000))
+      .catch((error: unknown) => s.logger.warn({ err: loggableError(error) }, 'could not report to the admin chat'));
   };
 }
 

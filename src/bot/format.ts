@@ -48,6 +48,9 @@ export function detailsMessage(t: T, details: SensitiveCardDetails, ttlSeconds: 
 
 /** A typed amount ("25", "25.50", "25,5") as the number the core's schemas expect; NaN when not a number. */
 export function parseTypedAmount(text: string): number {
-  const cleaned = text.trim().replace(/\s|\$|usd/gi, '').replace(',', '.');
+  const cleaned = text
+    .trim()
+    .replace(/\s|\$|usd/gi, '')
+    .replace(',', '.');
   return /^\d+(\.\d+)?$/.test(cleaned) ? Number(cleaned) : Number.NaN;
 }

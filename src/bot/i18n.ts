@@ -1,3 +1,4 @@
+import { getOrCreate } from '../get-or-create.js';
 import path from 'node:path';
 import { I18n, type I18nFlavor } from '@grammyjs/i18n';
 import type { Context } from 'grammy';
@@ -24,9 +25,7 @@ export function createI18n<C extends Context>(): I18n<C & I18nFlavor> {
   const matched = new Map<string, unknown[]>();
   fluent.matchBundles = (locales) => {
     const id = locales.join(',');
-    let bundles = matched.get(id);
-    if (!bundles) matched.set(id, (bundles = match(locales)));
-    return bundles;
+    return getOrCreate(matched, id, () => match(locales));
   };
   return i18n;
 }
@@ -44,9 +43,7 @@ export function createTranslators<C extends Context & I18nFlavor>(i18n: I18n<C>)
       const memo = new Map<string, string>();
       t = ((key: string, variables?: Record<string, unknown>) => {
         if (variables) return i18n.t(locale, key, variables as never);
-        let text = memo.get(key);
-        if (text === undefined) memo.set(key, (text = i18n.t(locale, key)));
-        return text;
+        return getOrCreate(memo, key, () => i18n.t(locale, key));
       }) as C['t'];
       translators.set(locale, t);
     }

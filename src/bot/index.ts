@@ -1,3 +1,4 @@
+import { getOrCreate } from '../get-or-create.js';
 import { autoRetry } from '@grammyjs/auto-retry';
 import { conversations, createConversation } from '@grammyjs/conversations';
 import { limit } from '@grammyjs/ratelimiter';
@@ -79,7 +80,9 @@ class CountingBot extends Bot<BotContext> {
 /** The update's type (its one field beside `update_id`) and its chat's id, if it has one: nothing of its content. */
 export function updateSummary(update: Update): { updateId: number; updateType: string; chatId?: number } {
   const updateType = Object.keys(update).find((key) => key !== 'update_id') ?? 'unknown';
-  const body = (update as unknown as Record<string, { chat?: { id: number }; message?: { chat?: { id: number } } } | undefined>)[updateType];
+  const body = (update as unknown as Record<string, { chat?: { id: number }; message?: { chat?: { id: number } } } | undefined>)[
+    updateType
+  ];
   const chatId = body?.chat?.id ?? body?.message?.chat?.id;
   return chatId === undefined ? { updateId: update.update_id, updateType } : { updateId: update.update_id, updateType, chatId };
 }
@@ -92,9 +95,7 @@ function contextClass(logger: BotDeps['logger'], translatorFor: (locale: string)
   const children = new WeakMap<Context, BotDeps['logger']>();
   return class extends Context {
     get logger(): BotDeps['logger'] {
-      let child = children.get(this);
-      if (!child) children.set(this, (child = logger.child({ updateId: this.update.update_id })));
-      return child;
+      return getOrCreate(children, this, () => logger.child({ updateId: this.update.update_id }));
     }
     /** Texts in the user's language (English unless their Telegram is in Russian). */
     get t(): BotContext['t'] {
@@ -120,7 +121,9 @@ export function createBot(deps: BotDeps, options: { botInfo?: UserFromGetMe; fet
   const bot = new CountingBot(deps.config.token, {
     botInfo: options.botInfo,
     client,
-    ContextConstructor: contextClass(deps.logger, createTranslators(i18n)) as unknown as new (...args: ConstructorParameters<typeof Context>) => BotContext,
+    ContextConstructor: contextClass(deps.logger, createTranslators(i18n)) as unknown as new (
+      ...args: ConstructorParameters<typeof Context>
+    ) => BotContext,
   });
   // Decided once: the update path pays nothing for it unless debug is on.
   if (deps.logger.isLevelEnabled('debug')) bot.logUpdate = (update) => deps.logger.debug(updateSummary(update), 'update');
@@ -156,7 +159,12 @@ export function createBot(deps: BotDeps, options: { botInfo?: UserFromGetMe; fet
   // however early it is handled, so a menu press skips those.
   const flowState = conversations<BotContext, ConversationContext>({
     // Version 1: the flows as one conversation; state kept under the earlier layout is dropped.
-    storage: { type: 'key', version: 1, adapter: kvStorage(s.db, deps.clock, CONVERSATION_KEY_PREFIX), getStorageKey: (ctx) => ctx.chat?.id.toString() },
+    storage: {
+      type: 'key',
+      version: 1,
+      adapter: kvStorage(s.db, deps.clock, CONVERSATION_KEY_PREFIX),
+      getStorageKey: (ctx) => ctx.chat?.id.toString(),
+    },
   });
   const chat = new Composer<BotContext>(
     flowState,
@@ -171,14 +179,20 @@ export function createBot(deps: BotDeps, options: { botInfo?: UserFromGetMe; fet
   const group = groupFeature();
   // A message holding an API token, in any chat, goes nowhere else: no flow, menu or command sees it.
   // (The flow state is loaded so that linking can leave a waiting flow, the menu so that it can be sent.)
-  const pasted = new Composer<BotContext>(flowState, mainMenu, pastedTokenFeature((ctx, token) => linkChat(s, mainMenu, ctx, token)));
+  const pasted = new Composer<BotContext>(
+    flowState,
+    mainMenu,
+    pastedTokenFeature((ctx, token) => linkChat(s, mainMenu, ctx, token)),
+  );
   // One error boundary around every feature, so polling, webhooks and handleUpdate all report alike.
   // A plain dispatch: `branch` builds a composer for every update.
   bot.errorBoundary(handleBotError(s), (ctx, next) =>
     (holdsApiToken(ctx.update) ? pasted : ctx.chat?.type === 'private' ? chat : group).middleware()(ctx, next),
   );
 
-  bot.catch((error) => deps.logger.error({ err: loggableError(error.error), updateId: error.ctx.update.update_id }, 'error outside the error boundary'));
+  bot.catch((error) =>
+    deps.logger.error({ err: loggableError(error.error), updateId: error.ctx.update.update_id }, 'error outside the error boundary'),
+  );
   return bot;
 }
 
@@ -196,7 +210,15 @@ export async function setCommands(bot: Bot<BotContext>): Promise<void> {
 export function startBackgroundJobs(bot: Bot<BotContext>): { stop(): Promise<void> } {
   const s = servicesOf.get(bot)!;
   const report = adminReporter(bot.api, s);
-  const deletions = startDeletionLoop({ api: bot.api, db: s.db, clock: s.clock, logger: s.logger, i18n: s.i18n, intervalMs: s.config.pollIntervalMs ?? 500, report });
+  const deletions = startDeletionLoop({
+    api: bot.api,
+    db: s.db,
+    clock: s.clock,
+    logger: s.logger,
+    i18n: s.i18n,
+    intervalMs: s.config.pollIntervalMs ?? 500,
+    report,
+  });
   s.wakeDeletions = deletions.wake;
   const outbox = startOutboxLoop(s, bot.api, report);
   return {

@@ -49,7 +49,9 @@ export function alertKeyboard(t: T, cardId: string): InlineKeyboard {
 }
 
 export function confirmKeyboard(t: T, nonce: string): InlineKeyboard {
-  return new InlineKeyboard().text(t('btn-confirm'), conversationButton(nonce, 'ok')).text(t('btn-cancel'), conversationButton(nonce, 'no'));
+  return new InlineKeyboard()
+    .text(t('btn-confirm'), conversationButton(nonce, 'ok'))
+    .text(t('btn-cancel'), conversationButton(nonce, 'no'));
 }
 
 export function choiceKeyboard(nonce: string, choices: { label: string; value: string }[]): InlineKeyboard {

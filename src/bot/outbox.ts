@@ -4,7 +4,16 @@ import { loggableError } from '../log-safe.js';
 import type { CoreEvent } from '../core/events.js';
 import { money } from './format.js';
 import { alertKeyboard } from './keyboards.js';
-import { chatLocaleKey, chatsOfUser, forgetNotice, pendingNotices, pruneBookkeeping, readKv, recordDelivery, wasDelivered } from './repository.js';
+import {
+  chatLocaleKey,
+  chatsOfUser,
+  forgetNotice,
+  pendingNotices,
+  pruneBookkeeping,
+  readKv,
+  recordDelivery,
+  wasDelivered,
+} from './repository.js';
 import type { BotContext } from './context.js';
 import { deleteLater, type Services } from './services.js';
 import { startLoop, type Loop, type Report } from './loop.js';

@@ -66,7 +66,9 @@ export async function saveLink(db: BotDb, link: ChatLink, at: Date): Promise<voi
   await db
     .insertInto('bot_chat_links')
     .values(values)
-    .onConflict((oc) => oc.column('chat_id').doUpdateSet({ user_id: values.user_id, token_hash: values.token_hash, linked_at: values.linked_at }))
+    .onConflict((oc) =>
+      oc.column('chat_id').doUpdateSet({ user_id: values.user_id, token_hash: values.token_hash, linked_at: values.linked_at }),
+    )
     .execute();
 }
 

@@ -27,14 +27,26 @@ export async function cardListScreen(ctx: BotContext, s: Services, action: 'view
   const cards = await s.core.listCards(callerOf(ctx));
   if (cards.length === 0) return { text: ctx.t('cards-none') };
   const label = (c: (typeof cards)[number]) =>
-    ctx.t('card-line', { name: c.name, masked: c.maskedPan, balance: money(c.balance), status: ctx.t('card-status', { status: c.status }) });
+    ctx.t('card-line', {
+      name: c.name,
+      masked: c.maskedPan,
+      balance: money(c.balance),
+      status: ctx.t('card-status', { status: c.status }),
+    });
   return { text: ctx.t(action === 'view' ? 'cards-title' : 'otps-pick-card'), keyboard: cardListKeyboard(cards, label, action) };
 }
 
 export async function cardScreen(ctx: BotContext, s: Services, cardId: string): Promise<Screen> {
   const card = await s.core.getCard(callerOf(ctx), cardId);
   const plans = await s.core.listPlans();
-  return { text: cardView(ctx.t, card, plans.find((p) => p.id === card.planId)), keyboard: cardKeyboard(ctx.t, card) };
+  return {
+    text: cardView(
+      ctx.t,
+      card,
+      plans.find((p) => p.id === card.planId),
+    ),
+    keyboard: cardKeyboard(ctx.t, card),
+  };
 }
 
 export async function transactionsScreen(ctx: BotContext, s: Services, page: number, cardId?: string): Promise<Screen> {

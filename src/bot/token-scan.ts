@@ -33,5 +33,6 @@ export function messageTextOf(update: Update): string | undefined {
  */
 export function holdsApiToken(update: Update): boolean {
   const text = messageTextOf(update);
-  return text !== undefined && text.includes('vc_') && TOKEN_RUN.test(text);
+  if (text === undefined) return false;
+  return text.includes('vc_') && TOKEN_RUN.test(text);
 }

@@ -5,7 +5,6 @@ import type { Database, Executor } from '../db/schema.js';
 import { accountBalance, lockedBalance, lockedCardStatus, selectCards } from './card-queries.js';
 import type { CoreDeps } from './deps.js';
 import { createSandboxMailbox } from './mailbox.js';
-import { CardServiceError } from './errors.js';
 import { recordEvent } from './events.js';
 import { checkLedger, createAccount, postJournal, SYSTEM_ACCOUNTS, systemAccountId } from './ledger.js';
 import type { Cents } from './money.js';
@@ -156,19 +155,47 @@ export function createAdminService(deps: CoreDeps) {
     return db.transaction().execute(async (trx) => {
       const active = await which(trx.selectFrom('api_tokens').select(['id', 'token_hash']).where('revoked_at', 'is', null)).execute();
       if (active.length === 0) return { tokens: 0, chats: [] };
-      await trx.updateTable('api_tokens').set({ revoked_at: at }).where('id', 'in', active.map((t) => t.id)).execute();
-      const chats = await chatLinks.endForTokens(trx, active.map((t) => t.token_hash), at);
+      await trx
+        .updateTable('api_tokens')
+        .set({ revoked_at: at })
+        .where(
+          'id',
+          'in',
+          active.map((t) => t.id),
+        )
+        .execute();
+      const chats = await chatLinks.endForTokens(
+        trx,
+        active.map((t) => t.token_hash),
+        at,
+      );
       return { tokens: active.length, chats };
     });
   }
 
-  function toTokenRecord(row: { id: string; user_id: string; prefix: string | null; created_at: string; last_used_at: string | null; revoked_at: string | null }): TokenRecord {
-    return { id: row.id, userId: row.user_id, prefix: row.prefix, createdAt: row.created_at, lastUsedAt: row.last_used_at, revokedAt: row.revoked_at };
+  function toTokenRecord(row: {
+    id: string;
+    user_id: string;
+    prefix: string | null;
+    created_at: string;
+    last_used_at: string | null;
+    revoked_at: string | null;
+  }): TokenRecord {
+    return {
+      id: row.id,
+      userId: row.user_id,
+      prefix: row.prefix,
+      createdAt: row.created_at,
+      lastUsedAt: row.last_used_at,
+      revokedAt: row.revoked_at,
+    };
   }
 
   async function linkRecords(links: LinkedChat[]): Promise<ChatLinkRecord[]> {
     const hashes = [...new Set(links.map((l) => l.tokenHash))];
-    const tokens = hashes.length ? await db.selectFrom('api_tokens').select(['id', 'token_hash']).where('token_hash', 'in', hashes).execute() : [];
+    const tokens = hashes.length
+      ? await db.selectFrom('api_tokens').select(['id', 'token_hash']).where('token_hash', 'in', hashes).execute()
+      : [];
     const idOf = new Map(tokens.map((t) => [t.token_hash, t.id]));
     return links.map((l) => ({ chatId: l.chatId, userId: l.userId, tokenId: idOf.get(l.tokenHash) ?? null, linkedAt: l.linkedAt }));
   }
@@ -209,7 +236,14 @@ export function createAdminService(deps: CoreDeps) {
   async function insertPlan(ex: Executor, plan: NewPlan) {
     return ex
       .insertInto('plans')
-      .values({ name: plan.name, description: plan.description, limit_amount: plan.limit, creation_fee: plan.creationFee, active: 1, created_at: now() })
+      .values({
+        name: plan.name,
+        description: plan.description,
+        limit_amount: plan.limit,
+        creation_fee: plan.creationFee,
+        active: 1,
+        created_at: now(),
+      })
       .returningAll()
       .executeTakeFirstOrThrow();
   }
@@ -245,7 +279,10 @@ export function createAdminService(deps: CoreDeps) {
       const at = now();
       const token = await db.transaction().execute(async (trx) => {
         const walletAccountId = await createAccount(trx, 'wallet', at);
-        await trx.insertInto('users').values({ id: userId, name: input.name.trim(), wallet_account_id: walletAccountId, created_at: at }).execute();
+        await trx
+          .insertInto('users')
+          .values({ id: userId, name: input.name.trim(), wallet_account_id: walletAccountId, created_at: at })
+          .execute();
         const issued = await insertToken(trx, userId);
         if (input.deposit) await depositInto(trx, walletAccountId, input.deposit);
         return issued;
@@ -298,7 +335,13 @@ export function createAdminService(deps: CoreDeps) {
 
     async listTokens(userId: string): Promise<TokenRecord[]> {
       await requireUser(userId);
-      const rows = await db.selectFrom('api_tokens').selectAll().where('user_id', '=', userId).orderBy('created_at').orderBy('id').execute();
+      const rows = await db
+        .selectFrom('api_tokens')
+        .selectAll()
+        .where('user_id', '=', userId)
+        .orderBy('created_at')
+        .orderBy('id')
+        .execute();
       return rows.map(toTokenRecord);
     },
 
@@ -334,7 +377,11 @@ export function createAdminService(deps: CoreDeps) {
     /** What an operator needs to see of one user: wallet, cards, tokens and linked chats. */
     async showUser(userId: string) {
       const user = await requireUser(userId);
-      const wallet = await db.selectFrom('accounts').select(['balance', 'updated_at']).where('id', '=', user.wallet_account_id).executeTakeFirstOrThrow();
+      const wallet = await db
+        .selectFrom('accounts')
+        .select(['balance', 'updated_at'])
+        .where('id', '=', user.wallet_account_id)
+        .executeTakeFirstOrThrow();
       return {
         id: user.id,
         name: user.name,
@@ -359,13 +406,18 @@ export function createAdminService(deps: CoreDeps) {
 
     async addBin(bin: NewBin): Promise<Bin> {
       if (!/^\d{6}$/.test(bin.bin)) throw new AdminError('A BIN is 6 digits');
-      if (!Number.isSafeInteger(bin.initialBalance) || bin.initialBalance < 0) throw new AdminError('The initial balance cannot be negative');
+      if (!Number.isSafeInteger(bin.initialBalance) || bin.initialBalance < 0)
+        throw new AdminError('The initial balance cannot be negative');
       const id = await insertBin(db, bin);
       return toBin(await db.selectFrom('bins').selectAll().where('id', '=', id).executeTakeFirstOrThrow());
     },
 
     async setBinEnabled(id: string, enabled: boolean): Promise<void> {
-      const changed = await db.updateTable('bins').set({ enabled: enabled ? 1 : 0 }).where('id', '=', id).executeTakeFirst();
+      const changed = await db
+        .updateTable('bins')
+        .set({ enabled: enabled ? 1 : 0 })
+        .where('id', '=', id)
+        .executeTakeFirst();
       if (changed.numUpdatedRows === 0n) throw new AdminError(`No BIN with id ${id}`);
     },
 
@@ -391,7 +443,8 @@ export function createAdminService(deps: CoreDeps) {
     },
 
     async setFee(category: CardCategory, percentBps: number, fixed: Cents): Promise<void> {
-      if (!Number.isInteger(percentBps) || percentBps < 0 || percentBps > 10_000) throw new AdminError('The percent must be between 0 and 100');
+      if (!Number.isInteger(percentBps) || percentBps < 0 || percentBps > 10_000)
+        throw new AdminError('The percent must be between 0 and 100');
       if (!Number.isSafeInteger(fixed) || fixed < 0) throw new AdminError('The fixed fee cannot be negative');
       await db
         .insertInto('platform_fees')
@@ -435,7 +488,11 @@ export function createAdminService(deps: CoreDeps) {
     },
 
     async setCouponActive(code: string, active: boolean): Promise<void> {
-      const changed = await db.updateTable('coupons').set({ active: active ? 1 : 0 }).where('id', '=', code).executeTakeFirst();
+      const changed = await db
+        .updateTable('coupons')
+        .set({ active: active ? 1 : 0 })
+        .where('id', '=', code)
+        .executeTakeFirst();
       if (changed.numUpdatedRows === 0n) throw new AdminError(`No coupon ${code}`);
     },
 
@@ -445,9 +502,17 @@ export function createAdminService(deps: CoreDeps) {
       if (card.provider_ready) throw new AdminError('The card is already issued');
       const providerCardId = `sbx_${randomUUID()}`;
       await db.transaction().execute(async (trx) => {
-        await trx.updateTable('cards').set({ provider_card_id: providerCardId, provider_ready: 1, updated_at: now() }).where('id', '=', cardId).execute();
+        await trx
+          .updateTable('cards')
+          .set({ provider_card_id: providerCardId, provider_ready: 1, updated_at: now() })
+          .where('id', '=', cardId)
+          .execute();
         // E-mails that arrived under the temporary id now belong to the real one.
-        await trx.updateTable('sandbox_mailbox').set({ provider_card_id: providerCardId }).where('provider_card_id', '=', card.provider_card_id).execute();
+        await trx
+          .updateTable('sandbox_mailbox')
+          .set({ provider_card_id: providerCardId })
+          .where('provider_card_id', '=', card.provider_card_id)
+          .execute();
       });
       return providerCardId;
     },
@@ -471,12 +536,32 @@ export function createAdminService(deps: CoreDeps) {
       await db.transaction().execute(async (trx) => {
         await trx
           .insertInto('card_otps')
-          .values({ id: otpId, card_id: card.id, code, amount, currency: card.currency, merchant_name: merchant, source: 'push', created_at: at })
+          .values({
+            id: otpId,
+            card_id: card.id,
+            code,
+            amount,
+            currency: card.currency,
+            merchant_name: merchant,
+            source: 'push',
+            created_at: at,
+          })
           .execute();
         await recordEvent(
           trx,
           card.user_id,
-          { kind: 'otp', otpId, cardId: card.id, cardName: card.name, maskedPan: card.masked_pan, code, amount, currency: card.currency, merchantName: merchant, createdAt: at },
+          {
+            kind: 'otp',
+            otpId,
+            cardId: card.id,
+            cardName: card.name,
+            maskedPan: card.masked_pan,
+            code,
+            amount,
+            currency: card.currency,
+            merchantName: merchant,
+            createdAt: at,
+          },
           at,
         );
       });
@@ -514,8 +599,14 @@ export function createAdminService(deps: CoreDeps) {
           at,
           postings:
             side === 'Debit'
-              ? [{ accountId: card.account_id, amount: -amount }, { accountId: merchants, amount }]
-              : [{ accountId: card.account_id, amount }, { accountId: merchants, amount: -amount }],
+              ? [
+                  { accountId: card.account_id, amount: -amount },
+                  { accountId: merchants, amount },
+                ]
+              : [
+                  { accountId: card.account_id, amount },
+                  { accountId: merchants, amount: -amount },
+                ],
         });
         if (!posted) declineCode = 'insufficient_funds';
       }

@@ -76,7 +76,10 @@ async function wrongKey(ex: Executor, source: string, expected: string, found: s
 export async function reencryptCardData(db: Db, from: CardDataCipher, to: CardDataCipher, at: string): Promise<number> {
   return db.transaction().execute(async (trx) => {
     const known = await trx.selectFrom('card_data_keys').select('state').where('fingerprint', '=', to.fingerprint).executeTakeFirst();
-    if (known) throw new CardDataKeyError(`The key with fingerprint ${to.fingerprint} was this database's card-data key before: rotate to a new key`);
+    if (known)
+      throw new CardDataKeyError(
+        `The key with fingerprint ${to.fingerprint} was this database's card-data key before: rotate to a new key`,
+      );
     const retired = await trx
       .updateTable('card_data_keys')
       .set({ state: 'retired', retired_at: at })
@@ -84,7 +87,10 @@ export async function reencryptCardData(db: Db, from: CardDataCipher, to: CardDa
       .where('state', '=', 'current')
       .returning('fingerprint')
       .executeTakeFirst();
-    if (!retired) throw new CardDataKeyError(`The key with fingerprint ${from.fingerprint} is no longer the current card-data key: nothing was rotated`);
+    if (!retired)
+      throw new CardDataKeyError(
+        `The key with fingerprint ${from.fingerprint} is no longer the current card-data key: nothing was rotated`,
+      );
     const cards = await trx.selectFrom('cards').select(['id', 'pan_encrypted', 'cvv_encrypted']).execute();
     for (const card of cards) {
       const pan = `${card.id}:pan`;
@@ -98,7 +104,10 @@ export async function reencryptCardData(db: Db, from: CardDataCipher, to: CardDa
         .where('id', '=', card.id)
         .execute();
     }
-    await trx.insertInto('card_data_keys').values({ fingerprint: to.fingerprint, state: 'current', created_at: at, retired_at: null }).execute();
+    await trx
+      .insertInto('card_data_keys')
+      .values({ fingerprint: to.fingerprint, state: 'current', created_at: at, retired_at: null })
+      .execute();
     return cards.length;
   });
 }

@@ -1,7 +1,7 @@
 import { compiledOnce } from '../db/compiled-query.js';
 import type { Executor } from '../db/schema.js';
 import { CardServiceError, type Refusal } from './errors.js';
-import { type Caller, type CardWithBalance } from './views.js';
+import type { Caller, CardWithBalance } from './views.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -10,11 +10,7 @@ export function isUuid(value: string): boolean {
 }
 
 export function selectCards(ex: Executor) {
-  return ex
-    .selectFrom('cards')
-    .innerJoin('accounts', 'accounts.id', 'cards.account_id')
-    .selectAll('cards')
-    .select('accounts.balance');
+  return ex.selectFrom('cards').innerJoin('accounts', 'accounts.id', 'cards.account_id').selectAll('cards').select('accounts.balance');
 }
 
 const ownedCard = compiledOnce(2, (ex, cardId: string, userId: string) =>

@@ -19,8 +19,21 @@ export interface CardTransactionRecord {
 }
 
 const COLUMNS = [
-  'id', 'card_id', 'user_id', 'journal_id', 'status', 'side', 'amount', 'currency', 'type', 'merchant_name',
-  'original_amount', 'original_currency', 'decline_code', 'created_at', 'updated_at',
+  'id',
+  'card_id',
+  'user_id',
+  'journal_id',
+  'status',
+  'side',
+  'amount',
+  'currency',
+  'type',
+  'merchant_name',
+  'original_amount',
+  'original_currency',
+  'decline_code',
+  'created_at',
+  'updated_at',
 ] as const satisfies readonly (keyof NewCardTransactionRow)[];
 
 // Compiled once: every movement writes a statement line.

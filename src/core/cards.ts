@@ -1,6 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { Executor } from '../db/schema.js';
-import { accountBalance, claimCooldown, findOwnedCard, lockedBalance, selectCards, unlessRefused, withdrawCooldownError } from './card-queries.js';
+import {
+  accountBalance,
+  claimCooldown,
+  findOwnedCard,
+  lockedBalance,
+  selectCards,
+  unlessRefused,
+  withdrawCooldownError,
+} from './card-queries.js';
 import { sealCardData } from './card-data-keys.js';
 import { recordCardTransaction } from './card-records.js';
 import type { CoreDeps } from './deps.js';
@@ -115,7 +123,7 @@ export function createCardOperations({ db, clock, provider, cipher, settings }: 
         });
         if (!charged) throw new CardServiceError('INSUFFICIENT_BALANCE', { required: fee });
 
-        let issued;
+        let issued: Awaited<ReturnType<typeof provider.issue>>;
         try {
           issued = await provider.issue({ bin: bin.bin, country: bin.country, name: input.name });
         } catch (error) {

@@ -53,9 +53,7 @@ export function createHistoryOperations({ db, mailbox, settings, clock }: CoreDe
       }
       let base = db.selectFrom('card_transactions').where('card_transactions.user_id', '=', caller.userId);
       if (query.card_id !== undefined) base = base.where('card_transactions.card_id', '=', query.card_id);
-      const { total } = await base
-        .select((eb) => eb.fn.countAll<number>().as('total'))
-        .executeTakeFirstOrThrow();
+      const { total } = await base.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow();
       const rows = await base
         .innerJoin('cards', 'cards.id', 'card_transactions.card_id')
         .selectAll('card_transactions')
@@ -121,6 +119,5 @@ export function createHistoryOperations({ db, mailbox, settings, clock }: CoreDe
       if (!row) throw new CardServiceError('WALLET_NOT_FOUND');
       return { balance: Number(row.balance), updatedAt: row.updated_at };
     },
-
   };
 }

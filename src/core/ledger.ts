@@ -1,3 +1,4 @@
+import { getOrCreate } from '../get-or-create.js';
 import { compiledOnce } from '../db/compiled-query.js';
 import type { AccountKind, Executor } from '../db/schema.js';
 import type { Cents } from './money.js';
@@ -39,11 +40,7 @@ export interface PostedJournal {
 }
 
 export async function createAccount(trx: Executor, kind: AccountKind, at: string, code: string | null = null): Promise<number> {
-  const row = await trx
-    .insertInto('accounts')
-    .values({ kind, code, balance: 0, updated_at: at })
-    .returning('id')
-    .executeTakeFirstOrThrow();
+  const row = await trx.insertInto('accounts').values({ kind, code, balance: 0, updated_at: at }).returning('id').executeTakeFirstOrThrow();
   return row.id;
 }
 
@@ -97,14 +94,16 @@ const entriesInserts = new Map<number, ReturnType<typeof compileEntriesInsert>>(
 function compileEntriesInsert(count: number) {
   return compiledOnce(count * 3, (trx, ...values: number[]) =>
     trx.insertInto('entries').values(
-      Array.from({ length: count }, (_, i) => ({ journal_id: values[3 * i]!, account_id: values[3 * i + 1]!, amount: values[3 * i + 2]! })),
+      Array.from({ length: count }, (_, i) => ({
+        journal_id: values[3 * i]!,
+        account_id: values[3 * i + 1]!,
+        amount: values[3 * i + 2]!,
+      })),
     ),
   );
 }
 function insertEntries(count: number) {
-  let insert = entriesInserts.get(count);
-  if (!insert) entriesInserts.set(count, (insert = compileEntriesInsert(count)));
-  return insert;
+  return getOrCreate(entriesInserts, count, () => compileEntriesInsert(count));
 }
 
 const addToBalance = compiledOnce(4, (trx, amount: Cents, at: string, accountId: number, sameAmount: Cents) =>

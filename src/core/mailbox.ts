@@ -10,7 +10,10 @@ export interface OtpMailbox {
 }
 
 /** The sandbox mailbox keeps its e-mails in the database, so the admin command line can drop one in. */
-export function createSandboxMailbox(db: Db, clock: Clock): OtpMailbox & {
+export function createSandboxMailbox(
+  db: Db,
+  clock: Clock,
+): OtpMailbox & {
   deliver(providerCardId: string, code: string): Promise<void>;
 } {
   return {
@@ -31,11 +34,7 @@ export function createSandboxMailbox(db: Db, clock: Clock): OtpMailbox & {
           .limit(1)
           .executeTakeFirst();
         if (!mail) return null;
-        await trx
-          .updateTable('sandbox_mailbox')
-          .set({ taken_at: clock.now().toISOString() })
-          .where('id', '=', mail.id)
-          .execute();
+        await trx.updateTable('sandbox_mailbox').set({ taken_at: clock.now().toISOString() }).where('id', '=', mail.id).execute();
         return { code: mail.code, receivedAt: mail.received_at };
       };
       return within ? take(within) : db.transaction().execute(take);

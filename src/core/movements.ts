@@ -132,7 +132,12 @@ export function createMovementOperations({ db, clock, provider, settings }: Core
     },
 
     /** Spec 4.7: the provider first, then the wallet, in one transaction; the attempt starts the cooldown. */
-    async withdraw(caller: Caller, cardId: string, { amount }: AmountInput, hooks: OperationHooks<WithdrawResult> = {}): Promise<WithdrawResult> {
+    async withdraw(
+      caller: Caller,
+      cardId: string,
+      { amount }: AmountInput,
+      hooks: OperationHooks<WithdrawResult> = {},
+    ): Promise<WithdrawResult> {
       guard.withdraw(amount);
       const now = clock.now();
       const at = now.toISOString();

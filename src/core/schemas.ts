@@ -1,3 +1,4 @@
+import { getOrCreate } from '../get-or-create.js';
 import { z } from 'zod';
 import { CardServiceError, type ValidationIssue } from './errors.js';
 import { formatAmount, hasAtMostTwoDecimals, toAmount, toCents, type Cents } from './money.js';
@@ -80,7 +81,9 @@ export function createInputSchemas(settings: CoreSettings) {
 
   const transactionsQuery = z.strictObject({
     page: wholeNumber('page', 1, 1_000_000).optional().describe('Page number, 1 to 1000000; default 1'),
-    limit: wholeNumber('limit', 1, settings.pageSizeMax).optional().describe(`Items per page, 1 to ${settings.pageSizeMax}; default ${settings.pageSizeDefault}`),
+    limit: wholeNumber('limit', 1, settings.pageSizeMax)
+      .optional()
+      .describe(`Items per page, 1 to ${settings.pageSizeMax}; default ${settings.pageSizeDefault}`),
     card_id: z.string({ error: 'card_id must be given once' }).optional(),
   });
 
@@ -147,16 +150,15 @@ export function parseInput<S extends z.ZodType>(schema: S, raw: unknown): z.outp
  * schemas for the spec's refusal. One set per settings object.
  */
 export function inputGuards(settings: CoreSettings) {
-  let guards = guardsBySettings.get(settings);
-  if (!guards) guardsBySettings.set(settings, (guards = createInputGuards(settings)));
-  return guards;
+  return getOrCreate(guardsBySettings, settings, () => createInputGuards(settings));
 }
 
 const guardsBySettings = new WeakMap<CoreSettings, ReturnType<typeof createInputGuards>>();
 
 function createInputGuards(settings: CoreSettings) {
   const schemas = createInputSchemas(settings);
-  const within = (value: number | undefined, min: number, max: number) => value === undefined || (Number.isSafeInteger(value) && value >= min && value <= max);
+  const within = (value: number | undefined, min: number, max: number) =>
+    value === undefined || (Number.isSafeInteger(value) && value >= min && value <= max);
   return {
     schemas,
     topup(amount: Cents): void {

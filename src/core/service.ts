@@ -15,12 +15,19 @@ const callerByTokenHash = compiledOnce(1, (ex, tokenHash: string) =>
   ex
     .selectFrom('api_tokens')
     .innerJoin('users', 'users.id', 'api_tokens.user_id')
-    .select(['users.id as userId', 'users.wallet_account_id as walletAccountId', 'api_tokens.id as tokenId', 'api_tokens.last_used_at as lastUsedAt'])
+    .select([
+      'users.id as userId',
+      'users.wallet_account_id as walletAccountId',
+      'api_tokens.id as tokenId',
+      'api_tokens.last_used_at as lastUsedAt',
+    ])
     .where('api_tokens.token_hash', '=', tokenHash)
     .where('api_tokens.revoked_at', 'is', null),
 );
 
-const recordUse = compiledOnce(2, (ex, tokenId: string, at: string) => ex.updateTable('api_tokens').set({ last_used_at: at }).where('id', '=', tokenId));
+const recordUse = compiledOnce(2, (ex, tokenId: string, at: string) =>
+  ex.updateTable('api_tokens').set({ last_used_at: at }).where('id', '=', tokenId),
+);
 
 /** A token's last use is written at most this often: a write per request would make every read a write. */
 const LAST_USE_RESOLUTION_MS = 60_000;

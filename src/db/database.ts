@@ -7,9 +7,7 @@ import { allowImmediateReads } from './compiled-query.js';
 import { withStatementCache } from './sqlite-statement-cache.js';
 import { createPrivateFolder, reservePrivateFile, restrictToOwner } from '../private-files.js';
 
-export type DatabaseTarget =
-  | { kind: 'sqlite'; file: string }
-  | { kind: 'postgres'; url: string };
+export type DatabaseTarget = { kind: 'sqlite'; file: string } | { kind: 'postgres'; url: string };
 
 export interface OpenDatabase {
   db: Kysely<Database>;
@@ -74,6 +72,8 @@ export function openDatabase(url: string): OpenDatabase {
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: statements }) });
   // Hot reads skip the driver's queue while no transaction is open; inside one they wait for it to end,
   // so they never see uncommitted writes.
-  allowImmediateReads(db, (sql, parameters) => (sqlite.inTransaction || !sqlite.open ? undefined : statements.prepare(sql).all(parameters)));
+  allowImmediateReads(db, (sql, parameters) =>
+    sqlite.inTransaction || !sqlite.open ? undefined : statements.prepare(sql).all(parameters),
+  );
   return { db, target, sqlite, close: () => db.destroy() };
 }

@@ -23,7 +23,9 @@ class LayoutMigrationProvider implements MigrationProvider {
     const only: typeof fs = {
       ...fs,
       readdir: (async (folder: string) =>
-        (await fs.readdir(folder)).filter((name) => name.endsWith(MIGRATION_EXTENSION) && !name.endsWith(`.d${MIGRATION_EXTENSION}`))) as typeof fs.readdir,
+        (await fs.readdir(folder)).filter(
+          (name) => name.endsWith(MIGRATION_EXTENSION) && !name.endsWith(`.d${MIGRATION_EXTENSION}`),
+        )) as typeof fs.readdir,
     };
     return new FileMigrationProvider({ fs: only, path, migrationFolder: MIGRATIONS_FOLDER }).getMigrations();
   }

@@ -89,7 +89,6 @@ function cli(p: Place, ...argv: string[]): Promise<{ code: number | null; stdout
   );
 }
 
-
 interface Holdings {
   alice: Customer;
   cards: { id: string; pan: string; cvv: string }[];
@@ -107,7 +106,10 @@ async function threeCards(p: Place): Promise<Holdings> {
       if (version !== 'v3') {
         await t.database.db
           .updateTable('cards')
-          .set({ pan_encrypted: sealedOld(version, key, details.pan, `${card.id}:pan`), cvv_encrypted: sealedOld(version, key, details.cvv, `${card.id}:cvv`) })
+          .set({
+            pan_encrypted: sealedOld(version, key, details.pan, `${card.id}:pan`),
+            cvv_encrypted: sealedOld(version, key, details.cvv, `${card.id}:cvv`),
+          })
           .where('id', '=', card.id)
           .execute();
       }
@@ -146,7 +148,12 @@ for (const dialect of dialects()) {
           const details = await t.core.getSensitiveDetails(alice.caller, card.id);
           assert.deepEqual({ pan: details.pan, cvv: details.cvv }, { pan: card.pan, cvv: card.cvv });
         }
-        const keys = await t.database.db.selectFrom('card_data_keys').select(['fingerprint', 'state']).orderBy('created_at').orderBy('state').execute();
+        const keys = await t.database.db
+          .selectFrom('card_data_keys')
+          .select(['fingerprint', 'state'])
+          .orderBy('created_at')
+          .orderBy('state')
+          .execute();
         assert.deepEqual(
           keys.map((k) => [k.fingerprint, k.state]).sort(),
           [
@@ -170,7 +177,10 @@ for (const dialect of dialects()) {
       assert.equal(statSync(kept).mode & 0o777, 0o600);
 
       writeFileSync(p.keyFile, keyText(oldKey));
-      await assert.rejects(open(p), (error: unknown) => error instanceof CardDataKeyError && /retired by a key rotation/.test(error.message));
+      await assert.rejects(
+        open(p),
+        (error: unknown) => error instanceof CardDataKeyError && /retired by a key rotation/.test(error.message),
+      );
       const refused = await cli(p, 'users', 'list');
       assert.equal(refused.code, 2, refused.stderr);
       assert.match(refused.stderr, /restore the key file from your backup; do not generate a new one/);
@@ -192,7 +202,10 @@ for (const dialect of dialects()) {
         [sameKey, /nothing to rotate/],
       ];
       for (const [file, reason] of cases) {
-        await assert.rejects(admin(p, 'keys', 'rotate', '--new-key-file', file), (error: unknown) => error instanceof CardDataKeyError && reason.test(error.message));
+        await assert.rejects(
+          admin(p, 'keys', 'rotate', '--new-key-file', file),
+          (error: unknown) => error instanceof CardDataKeyError && reason.test(error.message),
+        );
       }
       assert.deepEqual(readKey(p.keyFile), current);
       assert.deepEqual(await using(p, sealedValues), before);
@@ -204,8 +217,14 @@ for (const dialect of dialects()) {
       const stale = await open(p);
       ctx.after(() => stale.close());
       assert.equal((await admin(p, 'keys', 'rotate', '--new-key-file', newKeyFile(p).file)).code, 0);
-      await assert.rejects(newCard(stale, alice, 'After'), (error: unknown) => error instanceof CardDataKeyError && /restart/.test(error.message));
-      await assert.rejects(stale.core.getSensitiveDetails(alice.caller, cards[0]!.id), (error: unknown) => error instanceof CardDataKeyError && /sealed under/.test(error.message));
+      await assert.rejects(
+        newCard(stale, alice, 'After'),
+        (error: unknown) => error instanceof CardDataKeyError && /restart/.test(error.message),
+      );
+      await assert.rejects(
+        stale.core.getSensitiveDetails(alice.caller, cards[0]!.id),
+        (error: unknown) => error instanceof CardDataKeyError && /sealed under/.test(error.message),
+      );
     });
 
     test('a rotation that committed but did not swap the key file is finished by the next start', async (ctx) => {
@@ -215,7 +234,9 @@ for (const dialect of dialects()) {
       const next = randomBytes(32);
       // The crash: the new key staged, the database committed, the key file not yet swapped.
       writeFileSync(`${p.keyFile}.next`, keyText(next), { mode: 0o600 });
-      await using(p, (t) => reencryptCardData(t.database.db, createCardDataCipher(oldKey), createCardDataCipher(next), t.clock.now().toISOString()));
+      await using(p, (t) =>
+        reencryptCardData(t.database.db, createCardDataCipher(oldKey), createCardDataCipher(next), t.clock.now().toISOString()),
+      );
       assert.deepEqual(readKey(p.keyFile), oldKey);
 
       await using(p, async (t) => {

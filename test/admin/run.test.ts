@@ -65,7 +65,10 @@ describe('admin command line', () => {
       .select(['journals.kind', 'entries.amount'])
       .where('entries.account_id', '=', dan.caller.walletAccountId)
       .execute();
-    assert.deepEqual(journal.map((j) => [j.kind, Number(j.amount)]), [['deposit', 2_000]]);
+    assert.deepEqual(
+      journal.map((j) => [j.kind, Number(j.amount)]),
+      [['deposit', 2_000]],
+    );
   });
 
   test('with --json every outcome is one JSON object on standard output: refusals and usage errors too', async () => {
@@ -111,7 +114,9 @@ describe('admin command line', () => {
   });
 
   test('plans add and plans deactivate change what card creation offers', async () => {
-    const plan = (await admin('plans', 'add', '--name', 'Gold', '--limit', '7500', '--fee', '9.99', '--json')).json().plan as { id: number };
+    const plan = (await admin('plans', 'add', '--name', 'Gold', '--limit', '7500', '--fee', '9.99', '--json')).json().plan as {
+      id: number;
+    };
     assert.ok((await t.core.listPlans()).some((p) => p.id === plan.id && p.creationFee === 999 && p.limit === 750_000));
     assert.equal((await admin('plans', 'deactivate', String(plan.id))).code, 0);
     assert.ok(!(await t.core.listPlans()).some((p) => p.id === plan.id));
@@ -135,7 +140,11 @@ describe('admin command line', () => {
     const listed = (await admin('coupons', 'list', '--json')).json().coupons as { code: string; maxRedemptions: number }[];
     assert.equal(listed.find((c) => c.code === 'HALF')?.maxRedemptions, 3);
     assert.equal((await admin('coupons', 'deactivate', 'HALF')).code, 0);
-    assert.equal(((await admin('coupons', 'list', '--json')).json().coupons as { code: string; active: boolean }[]).find((c) => c.code === 'HALF')?.active, false);
+    assert.equal(
+      ((await admin('coupons', 'list', '--json')).json().coupons as { code: string; active: boolean }[]).find((c) => c.code === 'HALF')
+        ?.active,
+      false,
+    );
   });
 
   test('simulate purchase is approved on an active card and declined with card_frozen on a frozen one', async () => {
@@ -206,11 +215,17 @@ describe('admin command line', () => {
     await t.core.freeze(max.caller, card.id);
     const shown = (await admin('users', 'show', max.userId, '--json')).json().user;
     assert.equal(shown.wallet.balance, '495.00');
-    assert.deepEqual(shown.cards.map((c: Record<string, unknown>) => [c.id, c.name, c.status, c.balance]), [[card.id, 'Travel', 'frozen', '0.00']]);
+    assert.deepEqual(
+      shown.cards.map((c: Record<string, unknown>) => [c.id, c.name, c.status, c.balance]),
+      [[card.id, 'Travel', 'frozen', '0.00']],
+    );
     assert.equal(shown.tokens.length, 1);
     assert.deepEqual(shown.chats, []);
     const listed = (await admin('cards', 'list', '--user', max.userId, '--json')).json().cards;
-    assert.deepEqual(listed.map((c: Record<string, unknown>) => c.id), [card.id]);
+    assert.deepEqual(
+      listed.map((c: Record<string, unknown>) => c.id),
+      [card.id],
+    );
     assert.ok((await admin('cards', 'list', '--json')).json().cards.length >= 1);
     assert.match((await admin('users', 'show', max.userId)).out, new RegExp(`${card.id}.*Travel.*frozen`));
     assert.equal((await admin('users', 'show', 'nobody')).code, 1);

@@ -4,12 +4,29 @@ import { createHttpServer } from '../../src/api/server.js';
 import { createLogger } from '../../src/logger.js';
 import { createTestCore, newCustomer } from '../helpers/core.js';
 
-type Line = { level: number; time: number; pid: number; component?: string; msg: string; reqId?: string; method?: string; route?: string; status?: number; ms?: number; userId?: string };
+type Line = {
+  level: number;
+  time: number;
+  pid: number;
+  component?: string;
+  msg: string;
+  reqId?: string;
+  method?: string;
+  route?: string;
+  status?: number;
+  ms?: number;
+  userId?: string;
+};
 
 test('access logs: each API request is logged once at info by route pattern, with its request id, never a token or a secret path', async (ctx) => {
   const t = await createTestCore();
   const lines: string[] = [];
-  const app = createHttpServer({ core: t.core, db: t.database.db, clock: t.clock, logger: createLogger('info', { write: (line: string) => void lines.push(line) }).child({ component: 'api' }) });
+  const app = createHttpServer({
+    core: t.core,
+    db: t.database.db,
+    clock: t.clock,
+    logger: createLogger('info', { write: (line: string) => void lines.push(line) }).child({ component: 'api' }),
+  });
   // Mounted by another part, as the bot's webhook is: its path holds a secret.
   app.post('/hook/s3cret-path', { config: { public: true } }, async () => ({ ok: true }));
   ctx.after(async () => {
@@ -22,11 +39,19 @@ test('access logs: each API request is logged once at info by route pattern, wit
   const wallet = await app.inject({ method: 'GET', url: '/api/v1/wallet/balance', headers: { ...auth, 'x-request-id': 'trace-abc.123' } });
   assert.equal(wallet.statusCode, 200);
   assert.equal(wallet.headers['x-request-id'], 'trace-abc.123', 'a sane incoming id is kept and echoed');
-  const card = await app.inject({ method: 'GET', url: '/api/v1/cards/00000000-0000-4000-8000-000000000000', headers: { ...auth, 'x-request-id': 'bad id with spaces' } });
+  const card = await app.inject({
+    method: 'GET',
+    url: '/api/v1/cards/00000000-0000-4000-8000-000000000000',
+    headers: { ...auth, 'x-request-id': 'bad id with spaces' },
+  });
   assert.equal(card.statusCode, 404);
   const madeId = card.headers['x-request-id'];
   assert.ok(typeof madeId === 'string' && madeId !== 'bad id with spaces' && /^[0-9a-f-]{36}$/.test(madeId), 'an insane id is replaced');
-  const refused = await app.inject({ method: 'GET', url: '/api/v1/wallet/balance', headers: { authorization: 'Bearer vc_not-a-real-token' } });
+  const refused = await app.inject({
+    method: 'GET',
+    url: '/api/v1/wallet/balance',
+    headers: { authorization: 'Bearer vc_not-a-real-token' },
+  });
   assert.equal(refused.statusCode, 401);
   assert.ok(refused.headers['x-request-id'], 'a refusal carries an id too');
   const live = await app.inject({ method: 'GET', url: '/livez' });
@@ -38,7 +63,11 @@ test('access logs: each API request is logged once at info by route pattern, wit
   assert.ok(unknown.headers['x-request-id']);
 
   const access = lines.map((l) => JSON.parse(l) as Line).filter((l) => l.msg === 'request');
-  assert.ok(access.every((l) => l.level === 30 && typeof l.ms === 'number' && l.ms >= 0 && l.pid === process.pid && l.component === 'api' && l.time > 0));
+  assert.ok(
+    access.every(
+      (l) => l.level === 30 && typeof l.ms === 'number' && l.ms >= 0 && l.pid === process.pid && l.component === 'api' && l.time > 0,
+    ),
+  );
   assert.deepEqual(
     access.map((l) => [l.method, l.route, l.status, l.userId]),
     [
@@ -50,16 +79,26 @@ test('access logs: each API request is logged once at info by route pattern, wit
       ['GET', 'unmatched', 404, undefined],
     ],
   );
-  assert.deepEqual(access.map((l) => l.reqId), [wallet, card, refused, live, hook, unknown].map((r) => r.headers['x-request-id']));
+  assert.deepEqual(
+    access.map((l) => l.reqId),
+    [wallet, card, refused, live, hook, unknown].map((r) => r.headers['x-request-id']),
+  );
   const log = lines.join('');
-  for (const secret of [alice.token, 'vc_not-a-real-token', 's3cret-path', 'nowhere', 'authorization']) assert.ok(!log.includes(secret), `${secret} reached the log`);
+  for (const secret of [alice.token, 'vc_not-a-real-token', 's3cret-path', 'nowhere', 'authorization'])
+    assert.ok(!log.includes(secret), `${secret} reached the log`);
 });
 
 test('access logs: an unknown path refused by the per-address limit is logged once too', async (ctx) => {
   const t = await createTestCore();
   const lines: string[] = [];
   const limits = { perTokenPerMinute: 100, perAddressPerMinute: 1, authFailuresPerAddress: 100 };
-  const app = createHttpServer({ core: t.core, db: t.database.db, clock: t.clock, limits, logger: createLogger('info', { write: (line: string) => void lines.push(line) }) });
+  const app = createHttpServer({
+    core: t.core,
+    db: t.database.db,
+    clock: t.clock,
+    limits,
+    logger: createLogger('info', { write: (line: string) => void lines.push(line) }),
+  });
   ctx.after(async () => {
     await app.close();
     await t.close();
@@ -68,5 +107,11 @@ test('access logs: an unknown path refused by the per-address limit is logged on
   const refused = await app.inject({ method: 'GET', url: '/nowhere' });
   assert.equal(refused.statusCode, 429);
   const access = lines.map((l) => JSON.parse(l) as Line).filter((l) => l.msg === 'request');
-  assert.deepEqual(access.map((l) => [l.route, l.status, l.reqId]), [['unmatched', 404, access[0]!.reqId], ['unmatched', 429, refused.headers['x-request-id']]]);
+  assert.deepEqual(
+    access.map((l) => [l.route, l.status, l.reqId]),
+    [
+      ['unmatched', 404, access[0]!.reqId],
+      ['unmatched', 429, refused.headers['x-request-id']],
+    ],
+  );
 });

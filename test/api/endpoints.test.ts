@@ -52,8 +52,14 @@ describe('the spec endpoints answer in their current shapes', () => {
     assert.ok(!data.some((b: { id: string }) => b.id === bins[3]!.id));
     for (const bin of data) {
       assertFields(bin, {
-        id: 'string', bin: 'string', network: 'string', threeDS: 'boolean', wallet: 'boolean',
-        currency: 'string', country: 'string', initial_balance: 'number',
+        id: 'string',
+        bin: 'string',
+        network: 'string',
+        threeDS: 'boolean',
+        wallet: 'boolean',
+        currency: 'string',
+        country: 'string',
+        initial_balance: 'number',
       });
       assert.match(bin.bin, /^\d{6}$/);
     }
@@ -65,10 +71,23 @@ describe('the spec endpoints answer in their current shapes', () => {
     const data = assertSuccess(await get('/api/v1/card-plans'));
     assert.ok(data.length >= 3);
     for (const plan of data) {
-      assertFields(plan, { id: 'integer', name: 'string', description: 'string', limit: 'number', creation_fee: 'number', created_at: 'string' });
+      assertFields(plan, {
+        id: 'integer',
+        name: 'string',
+        description: 'string',
+        limit: 'number',
+        creation_fee: 'number',
+        created_at: 'string',
+      });
     }
-    assert.deepEqual(data.map((p: { limit: number }) => p.limit), [1000, 5000, 25000]);
-    assert.deepEqual(data.map((p: { creation_fee: number }) => p.creation_fee), [5, 15, 49]);
+    assert.deepEqual(
+      data.map((p: { limit: number }) => p.limit),
+      [1000, 5000, 25000],
+    );
+    assert.deepEqual(
+      data.map((p: { creation_fee: number }) => p.creation_fee),
+      [5, 15, 49],
+    );
   });
 
   test('4.4 create card: 201, the creation result with its address, the fee taken from the wallet', async () => {
@@ -76,7 +95,14 @@ describe('the spec endpoints answer in their current shapes', () => {
     const r = await api.call('POST', '/api/v1/cards', { token: alice.token, body: { bin_id: bin.id, name: 'Ads', planId: plan.id } });
     const data = assertSuccess(r, 201);
     assertFields(data, { id: 'string', category: 'string', status: 'string', balance: 'number', address: 'object' });
-    assertFields(data.address, { city: 'string', line1: 'string', line2: ['string', 'null'], state: 'string', country: 'string', postalCode: 'string' });
+    assertFields(data.address, {
+      city: 'string',
+      line1: 'string',
+      line2: ['string', 'null'],
+      state: 'string',
+      country: 'string',
+      postalCode: 'string',
+    });
     assert.equal(data.status, 'active');
     assert.equal(data.category, 'Online');
     assert.equal(data.balance, 0);
@@ -90,7 +116,10 @@ describe('the spec endpoints answer in their current shapes', () => {
     const bins = await api.t.core.listBins();
     const withInitial = bins.find((b) => b.initialBalance > 0)!;
     const { plan } = await catalogue(api.t);
-    const r = await api.call('POST', '/api/v1/cards', { token: alice.token, body: { bin_id: withInitial.id, name: 'Promo', planId: plan.id } });
+    const r = await api.call('POST', '/api/v1/cards', {
+      token: alice.token,
+      body: { bin_id: withInitial.id, name: 'Promo', planId: plan.id },
+    });
     const data = assertSuccess(r, 201);
     assert.equal(data.balance, 5);
     assert.equal(data.category, 'Wallet');
@@ -107,7 +136,7 @@ describe('the spec endpoints answer in their current shapes', () => {
     assert.ok(!/\d{5}/.test(data.masked_PAN.replace(/\s/g, '').slice(0, -4)));
   });
 
-  test('extension GET /api/v1/cards: the caller\'s cards in the card-detail shape', async () => {
+  test("extension GET /api/v1/cards: the caller's cards in the card-detail shape", async () => {
     const data = assertSuccess(await get('/api/v1/cards'));
     assert.equal(data.length, 2);
     for (const card of data) assertFields(card, CARD_FIELDS);
@@ -126,13 +155,26 @@ describe('the spec endpoints answer in their current shapes', () => {
 
   test('extension top-up quote: what a top-up costs, changing nothing', async () => {
     const before = assertSuccess(await get('/api/v1/wallet/balance')).balance;
-    const data = assertSuccess(await api.call('POST', `/api/v1/cards/${cardId}/topup/quote`, { token: alice.token, body: { amount: 100 } }));
+    const data = assertSuccess(
+      await api.call('POST', `/api/v1/cards/${cardId}/topup/quote`, { token: alice.token, body: { amount: 100 } }),
+    );
     assertFields(data, {
-      card_id: 'string', category: 'string', amount: 'number', platform_fee_amount: 'number',
-      total_charged: 'number', wallet_balance: 'number', deposit_available: 'number',
+      card_id: 'string',
+      category: 'string',
+      amount: 'number',
+      platform_fee_amount: 'number',
+      total_charged: 'number',
+      wallet_balance: 'number',
+      deposit_available: 'number',
     });
     assert.deepEqual(
-      { amount: data.amount, fee: data.platform_fee_amount, total: data.total_charged, wallet: data.wallet_balance, available: data.deposit_available },
+      {
+        amount: data.amount,
+        fee: data.platform_fee_amount,
+        total: data.total_charged,
+        wallet: data.wallet_balance,
+        available: data.deposit_available,
+      },
       { amount: 100, fee: 3.25, total: 103.25, wallet: before, available: 1000 },
     );
     assert.equal(assertSuccess(await get('/api/v1/wallet/balance')).balance, before);
@@ -143,8 +185,13 @@ describe('the spec endpoints answer in their current shapes', () => {
     const r = await api.call('POST', `/api/v1/cards/${cardId}/topup`, { token: alice.token, body: { amount: 100.1 } });
     const data = assertSuccess(r);
     assertFields(data, {
-      card_id: 'string', transaction_id: 'string', invoice_id: 'integer', wallet_balance: 'number',
-      total_charged: 'number', platform_fee_amount: 'number', new_card_balance: 'number',
+      card_id: 'string',
+      transaction_id: 'string',
+      invoice_id: 'integer',
+      wallet_balance: 'number',
+      total_charged: 'number',
+      platform_fee_amount: 'number',
+      new_card_balance: 'number',
     });
     assert.equal(data.card_id, cardId);
     assert.equal(data.platform_fee_amount, 3.25); // 3% of 100.10 = 3.003 → 3.00, + 0.25
@@ -156,8 +203,12 @@ describe('the spec endpoints answer in their current shapes', () => {
   test('4.7 withdraw: the current result shape', async () => {
     const data = assertSuccess(await api.call('POST', `/api/v1/cards/${cardId}/withdraw`, { token: alice.token, body: { amount: 10.05 } }));
     assertFields(data, {
-      card_id: 'string', transaction_id: 'string', invoice_id: 'integer', wallet_balance: 'number',
-      new_card_balance: 'number', amount_withdrawn: 'number',
+      card_id: 'string',
+      transaction_id: 'string',
+      invoice_id: 'integer',
+      wallet_balance: 'number',
+      new_card_balance: 'number',
+      amount_withdrawn: 'number',
     });
     assert.equal(data.amount_withdrawn, 10.05);
     assert.equal(data.new_card_balance, 90.05);
@@ -174,13 +225,32 @@ describe('the spec endpoints answer in their current shapes', () => {
   test('4.12 transactions: records and pagination, newest first, /cards/transactions is not a card id', async () => {
     const data = assertSuccess(await get('/api/v1/cards/transactions?limit=1'));
     assertFields(data, { data: 'array', pagination: 'object' });
-    assertFields(data.pagination, { page: 'integer', limit: 'integer', total: 'integer', totalPages: 'integer', hasNext: 'boolean', hasPrev: 'boolean' });
+    assertFields(data.pagination, {
+      page: 'integer',
+      limit: 'integer',
+      total: 'integer',
+      totalPages: 'integer',
+      hasNext: 'boolean',
+      hasPrev: 'boolean',
+    });
     assert.deepEqual(data.pagination, { page: 1, limit: 1, total: 3, totalPages: 3, hasNext: true, hasPrev: false });
     const [tx] = data.data;
     assertFields(tx, {
-      id: 'string', card_id: 'string', card_name: 'string', status: 'string', side: 'string', amount: 'number',
-      currency: 'string', type: 'string', masked_pan: 'string', merchant_name: 'string', original_amount: 'number',
-      original_currency: 'string', decline_code: ['string', 'null'], transaction_created_at: 'string', transaction_updated_at: 'string',
+      id: 'string',
+      card_id: 'string',
+      card_name: 'string',
+      status: 'string',
+      side: 'string',
+      amount: 'number',
+      currency: 'string',
+      type: 'string',
+      masked_pan: 'string',
+      merchant_name: 'string',
+      original_amount: 'number',
+      original_currency: 'string',
+      decline_code: ['string', 'null'],
+      transaction_created_at: 'string',
+      transaction_updated_at: 'string',
     });
     assert.equal(tx.side, 'Debit');
     assert.equal(tx.amount, 10.05);
@@ -198,7 +268,13 @@ describe('the spec endpoints answer in their current shapes', () => {
     assertFields(data.cardInfo, { id: 'integer', nickname: 'string' });
     assert.equal(data.cardInfo.nickname, 'Ads');
     assertFields(data.otps[0], {
-      id: 'string', code: 'string', amount: 'number', currency: 'string', masked_pan: 'string', card_name: 'string', created_at: 'string',
+      id: 'string',
+      code: 'string',
+      amount: 'number',
+      currency: 'string',
+      masked_pan: 'string',
+      card_name: 'string',
+      created_at: 'string',
     });
     assert.equal(data.otps[0].amount, 12.34);
     const byNumber = assertSuccess(await get(`/api/v1/cards/${data.cardInfo.id}/otps`));
@@ -219,7 +295,11 @@ describe('the spec endpoints answer in their current shapes', () => {
     api.t.clock.advance(15 * 60 * 1000);
     const data = assertSuccess(await api.call('PATCH', `/api/v1/cards/${cardId}/close`, { token: alice.token }));
     assertFields(data, {
-      card_id: 'string', balance_withdrawn: 'number', transaction_id: ['string', 'null'], invoice_id: ['integer', 'null'], new_wallet_balance: 'number',
+      card_id: 'string',
+      balance_withdrawn: 'number',
+      transaction_id: ['string', 'null'],
+      invoice_id: ['integer', 'null'],
+      new_wallet_balance: 'number',
     });
     assert.equal(data.balance_withdrawn, 90.05);
     assert.equal(typeof data.transaction_id, 'string');
@@ -227,9 +307,15 @@ describe('the spec endpoints answer in their current shapes', () => {
     assert.equal(wallet.balance, data.new_wallet_balance);
 
     const { bin, plan } = await catalogue(api.t, 'Online');
-    const empty = assertSuccess(await api.call('POST', '/api/v1/cards', { token: alice.token, body: { bin_id: bin.id, name: 'Empty', planId: plan.id } }), 201);
+    const empty = assertSuccess(
+      await api.call('POST', '/api/v1/cards', { token: alice.token, body: { bin_id: bin.id, name: 'Empty', planId: plan.id } }),
+      201,
+    );
     const closed = assertSuccess(await api.call('PATCH', `/api/v1/cards/${empty.id}/close`, { token: alice.token }));
-    assert.deepEqual({ ...closed, new_wallet_balance: 0 }, { card_id: empty.id, balance_withdrawn: 0, transaction_id: null, invoice_id: null, new_wallet_balance: 0 });
+    assert.deepEqual(
+      { ...closed, new_wallet_balance: 0 },
+      { card_id: empty.id, balance_withdrawn: 0, transaction_id: null, invoice_id: null, new_wallet_balance: 0 },
+    );
     const card = assertSuccess(await get(`/api/v1/cards/${empty.id}`));
     assert.equal(card.status, 'closed');
   });
@@ -259,10 +345,23 @@ describe('the extensions outside the spec', () => {
     assert.equal(r.body.openapi, '3.1.0');
     const paths = Object.keys(r.body.paths);
     for (const path of [
-      '/api/v1/health', '/api/v1/bins', '/api/v1/card-plans', '/api/v1/cards', '/api/v1/cards/{id}',
-      '/api/v1/cards/{id}/topup', '/api/v1/cards/{id}/withdraw', '/api/v1/cards/{id}/freeze', '/api/v1/cards/{id}/unfreeze',
-      '/api/v1/cards/{id}/details', '/api/v1/cards/{id}/close', '/api/v1/cards/transactions', '/api/v1/cards/{id}/otps',
-      '/api/v1/cards/{id}/otps/request', '/api/v1/wallet/balance', '/api/v1/cards/{id}/topup/quote', '/livez',
+      '/api/v1/health',
+      '/api/v1/bins',
+      '/api/v1/card-plans',
+      '/api/v1/cards',
+      '/api/v1/cards/{id}',
+      '/api/v1/cards/{id}/topup',
+      '/api/v1/cards/{id}/withdraw',
+      '/api/v1/cards/{id}/freeze',
+      '/api/v1/cards/{id}/unfreeze',
+      '/api/v1/cards/{id}/details',
+      '/api/v1/cards/{id}/close',
+      '/api/v1/cards/transactions',
+      '/api/v1/cards/{id}/otps',
+      '/api/v1/cards/{id}/otps/request',
+      '/api/v1/wallet/balance',
+      '/api/v1/cards/{id}/topup/quote',
+      '/livez',
     ]) {
       assert.ok(paths.includes(path), `${path} documented`);
     }

@@ -95,7 +95,11 @@ describe('ownership: a card of another user reads exactly like a missing one', (
   });
 
   test("the transactions filter on another user's card is not found; a malformed one is Invalid card_id parameter", async () => {
-    assertFailure(await api.call('GET', `/api/v1/cards/transactions?card_id=${aliceCard}`, { token: bob.token }), 404, 'Card not found or access denied');
+    assertFailure(
+      await api.call('GET', `/api/v1/cards/transactions?card_id=${aliceCard}`, { token: bob.token }),
+      404,
+      'Card not found or access denied',
+    );
     assertFailure(await api.call('GET', '/api/v1/cards/transactions?card_id=abc', { token: bob.token }), 400, 'Invalid card_id parameter');
   });
 
@@ -107,7 +111,11 @@ describe('ownership: a card of another user reads exactly like a missing one', (
 
   test('/api/v1/cards/transactions is not a card id', async () => {
     assertSuccess(await api.call('GET', '/api/v1/cards/transactions', { token: alice.token }));
-    assertFailure(await api.call('PATCH', '/api/v1/cards/transactions/freeze', { token: alice.token }), 404, 'Card not found or access denied');
+    assertFailure(
+      await api.call('PATCH', '/api/v1/cards/transactions/freeze', { token: alice.token }),
+      404,
+      'Card not found or access denied',
+    );
   });
 
   test('a missing card id is Card ID is required (400)', async () => {
@@ -138,18 +146,38 @@ describe('refusals of section 7 with their statuses', () => {
 
   test('422 Invalid BIN ID or BIN is disabled; unknown plan; unusable coupon', async () => {
     const { bin, plan, bins } = await catalogue(api.t);
-    assertFailure(await call('POST', '/api/v1/cards', { bin_id: UNKNOWN_CARD, name: 'x', planId: plan.id }), 422, 'Invalid BIN ID or BIN is disabled');
+    assertFailure(
+      await call('POST', '/api/v1/cards', { bin_id: UNKNOWN_CARD, name: 'x', planId: plan.id }),
+      422,
+      'Invalid BIN ID or BIN is disabled',
+    );
     await api.t.admin.setBinEnabled(bins[1]!.id, false);
-    assertFailure(await call('POST', '/api/v1/cards', { bin_id: bins[1]!.id, name: 'x', planId: plan.id }), 422, 'Invalid BIN ID or BIN is disabled');
+    assertFailure(
+      await call('POST', '/api/v1/cards', { bin_id: bins[1]!.id, name: 'x', planId: plan.id }),
+      422,
+      'Invalid BIN ID or BIN is disabled',
+    );
     await api.t.admin.setBinEnabled(bins[1]!.id, true);
-    assertFailure(await call('POST', '/api/v1/cards', { bin_id: bin.id, name: 'x', planId: 999 }), 422, 'Invalid plan ID or plan is inactive');
-    assertFailure(await call('POST', '/api/v1/cards', { bin_id: bin.id, name: 'x', planId: plan.id, coupon_id: 'NOPE' }), 422, 'Invalid coupon: coupon not found');
+    assertFailure(
+      await call('POST', '/api/v1/cards', { bin_id: bin.id, name: 'x', planId: 999 }),
+      422,
+      'Invalid plan ID or plan is inactive',
+    );
+    assertFailure(
+      await call('POST', '/api/v1/cards', { bin_id: bin.id, name: 'x', planId: plan.id, coupon_id: 'NOPE' }),
+      422,
+      'Invalid coupon: coupon not found',
+    );
   });
 
   test('top-up: 422 card limit, 422 wallet too low, 429 cooldown with Retry-After, then allowed again', async () => {
     const card = await newCard(api.t, alice);
     const path = `/api/v1/cards/${card.id}/topup`;
-    assertFailure(await call('POST', path, { amount: 1000.01 }), 422, 'Topup would exceed card limit. Current deposit: 0.00, Limit: 1000.00, Available: 1000.00');
+    assertFailure(
+      await call('POST', path, { amount: 1000.01 }),
+      422,
+      'Topup would exceed card limit. Current deposit: 0.00, Limit: 1000.00, Available: 1000.00',
+    );
     const cooldown = await call('POST', path, { amount: 10 });
     assertFailure(cooldown, 429, 'Please wait 120 seconds before topping up this card again');
     assert.equal(cooldown.headers.get('retry-after'), '120');
@@ -262,7 +290,13 @@ describe('validation (section 7) and the limits of section 8', () => {
 
   test('a top-up under 5 is refused with the spec item: code, minimum, type, inclusive, exact, message, path', async () => {
     assertInvalid(await topup(4.99), {
-      code: 'too_small', minimum: 5, type: 'number', inclusive: true, exact: false, message: 'Minimum top-up amount is 5', path: ['amount'],
+      code: 'too_small',
+      minimum: 5,
+      type: 'number',
+      inclusive: true,
+      exact: false,
+      message: 'Minimum top-up amount is 5',
+      path: ['amount'],
     });
   });
 
@@ -270,7 +304,13 @@ describe('validation (section 7) and the limits of section 8', () => {
     assertSuccess(await topup(5));
     assertSuccess(await topup(10_000));
     assertInvalid(await topup(10_000.01), {
-      code: 'too_big', maximum: 10000, type: 'number', inclusive: true, exact: false, message: 'Maximum top-up amount is 10000', path: ['amount'],
+      code: 'too_big',
+      maximum: 10000,
+      type: 'number',
+      inclusive: true,
+      exact: false,
+      message: 'Maximum top-up amount is 10000',
+      path: ['amount'],
     });
     const r = await topup(5.001);
     assert.equal(r.status, 400);
@@ -281,16 +321,29 @@ describe('validation (section 7) and the limits of section 8', () => {
     assertSuccess(await withdraw(1));
     assertSuccess(await withdraw(10_000));
     assertInvalid(await withdraw(0.99), {
-      code: 'too_small', minimum: 1, type: 'number', inclusive: true, exact: false, message: 'Minimum withdrawal amount is 1.00', path: ['amount'],
+      code: 'too_small',
+      minimum: 1,
+      type: 'number',
+      inclusive: true,
+      exact: false,
+      message: 'Minimum withdrawal amount is 1.00',
+      path: ['amount'],
     });
     assert.equal((await withdraw(10_000.01)).status, 400);
   });
 
   test('card name: 1 to 255 characters; an empty name is Card name is required', async () => {
     const { bin, plan } = await catalogue(api.t);
-    const create = (name: unknown) => api.call('POST', '/api/v1/cards', { token: alice.token, body: { bin_id: bin.id, planId: plan.id, name } });
+    const create = (name: unknown) =>
+      api.call('POST', '/api/v1/cards', { token: alice.token, body: { bin_id: bin.id, planId: plan.id, name } });
     assertInvalid(await create(''), {
-      code: 'too_small', minimum: 1, type: 'string', inclusive: true, exact: false, message: 'Card name is required', path: ['name'],
+      code: 'too_small',
+      minimum: 1,
+      type: 'string',
+      inclusive: true,
+      exact: false,
+      message: 'Card name is required',
+      path: ['name'],
     });
     assertSuccess(await create('x'), 201);
     assertSuccess(await create('n'.repeat(255)), 201);
@@ -330,8 +383,18 @@ describe('bad input never reaches the core and changes nothing', () => {
     ['malformed JSON', { body: '{"amount": 10' }, 400, 'Malformed JSON in request body'],
     ['a __proto__ key', { body: '{"amount": 10, "__proto__": {"admin": true}}' }, 400, 'Malformed JSON in request body'],
     ['a constructor key', { body: '{"amount": 10, "constructor": {"prototype": {}}}' }, 400, 'Malformed JSON in request body'],
-    ['a text/plain body', { body: '{"amount": 10}', headers: { 'content-type': 'text/plain' } }, 415, 'Content-Type must be application/json'],
-    ['a form body', { body: 'amount=10', headers: { 'content-type': 'application/x-www-form-urlencoded' } }, 415, 'Content-Type must be application/json'],
+    [
+      'a text/plain body',
+      { body: '{"amount": 10}', headers: { 'content-type': 'text/plain' } },
+      415,
+      'Content-Type must be application/json',
+    ],
+    [
+      'a form body',
+      { body: 'amount=10', headers: { 'content-type': 'application/x-www-form-urlencoded' } },
+      415,
+      'Content-Type must be application/json',
+    ],
     ['a body over the size limit', { body: JSON.stringify({ amount: 10, pad: 'x'.repeat(4096) }) }, 413, 'Request body is too large'],
     ['an extra field', { body: '{"amount": 10, "card_id": "x"}' }, 400, 'Invalid input data'],
     ['an amount as a string', { body: '{"amount": "10"}' }, 400, 'Invalid input data'],
@@ -366,12 +429,21 @@ describe('bad input never reaches the core and changes nothing', () => {
   });
 
   test('a body on an endpoint that takes none is refused unless empty', async () => {
-    assert.equal((await api.call('PATCH', `/api/v1/cards/${cardId}/freeze`, { token: alice.token, body: { status: 'active' } })).status, 400);
+    assert.equal(
+      (await api.call('PATCH', `/api/v1/cards/${cardId}/freeze`, { token: alice.token, body: { status: 'active' } })).status,
+      400,
+    );
     assertSuccess(await api.call('PATCH', `/api/v1/cards/${cardId}/freeze`, { token: alice.token, body: {} }));
-    assertSuccess(await api.call('PATCH', `/api/v1/cards/${cardId}/unfreeze`, { token: alice.token, body: '', headers: { 'content-type': 'application/json' } }));
+    assertSuccess(
+      await api.call('PATCH', `/api/v1/cards/${cardId}/unfreeze`, {
+        token: alice.token,
+        body: '',
+        headers: { 'content-type': 'application/json' },
+      }),
+    );
   });
 
-  test('validation items are in our words, never the library\'s: unknown fields, wrong types, empty and long values', async () => {
+  test("validation items are in our words, never the library's: unknown fields, wrong types, empty and long values", async () => {
     const items = async (method: string, path: string, body: unknown) => {
       const r = await api.call(method, path, { token: alice.token, body });
       assert.equal(r.status, 400, r.text);
@@ -379,28 +451,53 @@ describe('bad input never reaches the core and changes nothing', () => {
       return r.body.error as { code: string; message: string; path: unknown[]; type?: string }[];
     };
     const { bin, plan } = await catalogue(api.t);
-    const create = (extra: Record<string, unknown>) => items('POST', '/api/v1/cards', { bin_id: bin.id, name: 'x', planId: plan.id, ...extra });
+    const create = (extra: Record<string, unknown>) =>
+      items('POST', '/api/v1/cards', { bin_id: bin.id, name: 'x', planId: plan.id, ...extra });
     assert.deepEqual(await items('POST', `/api/v1/cards/${cardId}/topup`, { amount: 10, card_id: 'x', extra: 1 }), [
       { code: 'unrecognized_keys', message: 'Unknown field: card_id', path: ['card_id'] },
       { code: 'unrecognized_keys', message: 'Unknown field: extra', path: ['extra'] },
     ]);
-    assert.deepEqual((await create({ planId: 1.5 })).map((i) => [i.message, i.type]), [['Plan ID must be an integer', 'number']]);
-    assert.deepEqual((await create({ planId: '1' })).map((i) => i.message), ['Plan ID must be an integer']);
-    assert.deepEqual((await create({ bin_id: 'b'.repeat(65) })).map((i) => i.message), ['BIN ID must be at most 64 characters']);
-    assert.deepEqual((await create({ coupon_id: '' })).map((i) => i.message), ['Coupon ID must not be empty']);
-    assert.deepEqual((await create({ name: 7 })).map((i) => i.message), ['Card name must be a string']);
-    assert.deepEqual((await items('PATCH', `/api/v1/cards/${cardId}/close`, [1])).map((i) => i.message), ['This endpoint takes no request body']);
+    assert.deepEqual(
+      (await create({ planId: 1.5 })).map((i) => [i.message, i.type]),
+      [['Plan ID must be an integer', 'number']],
+    );
+    assert.deepEqual(
+      (await create({ planId: '1' })).map((i) => i.message),
+      ['Plan ID must be an integer'],
+    );
+    assert.deepEqual(
+      (await create({ bin_id: 'b'.repeat(65) })).map((i) => i.message),
+      ['BIN ID must be at most 64 characters'],
+    );
+    assert.deepEqual(
+      (await create({ coupon_id: '' })).map((i) => i.message),
+      ['Coupon ID must not be empty'],
+    );
+    assert.deepEqual(
+      (await create({ name: 7 })).map((i) => i.message),
+      ['Card name must be a string'],
+    );
+    assert.deepEqual(
+      (await items('PATCH', `/api/v1/cards/${cardId}/close`, [1])).map((i) => i.message),
+      ['This endpoint takes no request body'],
+    );
     const page = await api.call('GET', '/api/v1/cards/transactions?page=12345678901', { token: alice.token });
-    assert.deepEqual(page.body.error.map((i: { message: string }) => i.message), ['page must be at most 1000000']);
+    assert.deepEqual(
+      page.body.error.map((i: { message: string }) => i.message),
+      ['page must be at most 1000000'],
+    );
     const twice = await api.call('GET', `/api/v1/cards/transactions?card_id=${cardId}&card_id=${cardId}`, { token: alice.token });
-    assert.deepEqual(twice.body.error.map((i: { message: string }) => i.message), ['card_id must be given once']);
+    assert.deepEqual(
+      twice.body.error.map((i: { message: string }) => i.message),
+      ['card_id must be given once'],
+    );
     for (const r of [page, twice]) assert.ok(!/Invalid input:|expected|received/.test(r.text), r.text);
     const unknownQuery = await api.call('GET', '/api/v1/wallet/balance?verbose=1', { token: alice.token });
     assert.equal(unknownQuery.status, 400);
     assert.deepEqual(unknownQuery.body.error, [{ code: 'unrecognized_keys', message: 'Unknown field: verbose', path: ['verbose'] }]);
   });
 
-  test('HTTP that cannot be parsed is answered with an envelope too (400, 431), never the framework\'s body', async () => {
+  test("HTTP that cannot be parsed is answered with an envelope too (400, 431), never the framework's body", async () => {
     const raw = (request: string) =>
       new Promise<string>((resolve, reject) => {
         const { hostname, port } = new URL(api.baseUrl);

@@ -35,9 +35,21 @@ describe('fuzzing the HTTP interface', () => {
   async function snapshot() {
     const db = api.t.database.db;
     const ledger = await api.t.admin.checkLedger();
-    const count = async (table: string) => Number((await sql<{ n: number }>`select count(*) as n from ${sql.table(table)}`.execute(db)).rows[0]!.n);
+    const count = async (table: string) =>
+      Number((await sql<{ n: number }>`select count(*) as n from ${sql.table(table)}`.execute(db)).rows[0]!.n);
     const counts: Record<string, number> = {};
-    for (const table of ['users', 'api_tokens', 'accounts', 'journals', 'entries', 'cards', 'card_transactions', 'card_otps', 'coupons', 'outbox']) {
+    for (const table of [
+      'users',
+      'api_tokens',
+      'accounts',
+      'journals',
+      'entries',
+      'cards',
+      'card_transactions',
+      'card_otps',
+      'coupons',
+      'outbox',
+    ]) {
       counts[table] = await count(table);
     }
     const accounts = await db.selectFrom('accounts').select(['id', 'balance']).orderBy('id').execute();
@@ -50,22 +62,65 @@ describe('fuzzing the HTTP interface', () => {
 
   const cardIdArb = fc.oneof(
     { arbitrary: fc.constant(null).map(() => aliceCard), weight: 4 },
-    fc.constantFrom(() => aliceCard, () => bobCard, () => '', () => 'transactions', () => '1', () => '2', () => '%zz', () => 'a'.repeat(120)).map((f) => f()),
+    fc
+      .constantFrom(
+        () => aliceCard,
+        () => bobCard,
+        () => '',
+        () => 'transactions',
+        () => '1',
+        () => '2',
+        () => '%zz',
+        () => 'a'.repeat(120),
+      )
+      .map((f) => f()),
     fc.uuid(),
     ascii(40).map(encodeURIComponent),
   );
-  const suffixArb = fc.constantFrom('', '/topup', '/topup/quote', '/withdraw', '/freeze', '/unfreeze', '/close', '/details', '/otps', '/otps/request', '/x', '/topup/');
+  const suffixArb = fc.constantFrom(
+    '',
+    '/topup',
+    '/topup/quote',
+    '/withdraw',
+    '/freeze',
+    '/unfreeze',
+    '/close',
+    '/details',
+    '/otps',
+    '/otps/request',
+    '/x',
+    '/topup/',
+  );
   const queryArb = fc.oneof(
     fc.constant(''),
     fc
-      .array(fc.tuple(fc.constantFrom('page', 'limit', 'card_id', 'x', '__proto__', 'constructor'), fc.oneof(fc.integer({ min: -5, max: 200 }).map(String), ascii(12), fc.uuid())), { maxLength: 3 })
-      .map((pairs) => (pairs.length ? '?' + pairs.map(([k, v]) => `${k}=${encodeURIComponent(v)}`).join('&') : '')),
+      .array(
+        fc.tuple(
+          fc.constantFrom('page', 'limit', 'card_id', 'x', '__proto__', 'constructor'),
+          fc.oneof(fc.integer({ min: -5, max: 200 }).map(String), ascii(12), fc.uuid()),
+        ),
+        { maxLength: 3 },
+      )
+      .map((pairs) => (pairs.length ? `?${pairs.map(([k, v]) => `${k}=${encodeURIComponent(v)}`).join('&')}` : '')),
   );
   const pathArb = fc.oneof(
     { arbitrary: fc.tuple(cardIdArb, suffixArb).map(([id, suffix]) => `/api/v1/cards/${id}${suffix}`), weight: 3 },
     fc.tuple(cardIdArb, suffixArb).map(([id, suffix]) => `/api/v1/cards/${id}${suffix}`),
-    fc.tuple(fc.constantFrom('/api/v1/cards/transactions', '/api/v1/cards', '/api/v1/health', '/api/v1/bins', '/api/v1/card-plans', '/api/v1/wallet/balance', '/livez'), queryArb).map(([p, q]) => p + q),
-    ascii(30).map((s) => '/api/v1/' + encodeURIComponent(s)),
+    fc
+      .tuple(
+        fc.constantFrom(
+          '/api/v1/cards/transactions',
+          '/api/v1/cards',
+          '/api/v1/health',
+          '/api/v1/bins',
+          '/api/v1/card-plans',
+          '/api/v1/wallet/balance',
+          '/livez',
+        ),
+        queryArb,
+      )
+      .map(([p, q]) => p + q),
+    ascii(30).map((s) => `/api/v1/${encodeURIComponent(s)}`),
   );
   const amountArb = fc.oneof(
     fc.double(),
@@ -78,13 +133,39 @@ describe('fuzzing the HTTP interface', () => {
     fc.json({ maxDepth: 3 }),
     fc.record({ amount: amountArb }, { requiredKeys: [] }).map((b) => JSON.stringify(b)),
     fc.record({ amount: amountArb, extra: fc.jsonValue({ maxDepth: 1 }) }).map((b) => JSON.stringify(b)),
-    fc.record({ bin_id: fc.oneof(fc.uuid(), ascii(10)), name: ascii(300), planId: fc.oneof(fc.integer(), fc.double(), ascii(3)), coupon_id: ascii(5) }, { requiredKeys: [] }).map((b) => JSON.stringify(b)),
-    fc.constantFrom('{"__proto__":{"amount":5}}', '{"amount":5,"constructor":{}}', '{', '{"amount":}', 'x'.repeat(5000), '{"amount":1e999}', '[]', 'null', '""'),
+    fc
+      .record(
+        {
+          bin_id: fc.oneof(fc.uuid(), ascii(10)),
+          name: ascii(300),
+          planId: fc.oneof(fc.integer(), fc.double(), ascii(3)),
+          coupon_id: ascii(5),
+        },
+        { requiredKeys: [] },
+      )
+      .map((b) => JSON.stringify(b)),
+    fc.constantFrom(
+      '{"__proto__":{"amount":5}}',
+      '{"amount":5,"constructor":{}}',
+      '{',
+      '{"amount":}',
+      'x'.repeat(5000),
+      '{"amount":1e999}',
+      '[]',
+      'null',
+      '""',
+    ),
     ascii(60),
   );
   const tokenArb = fc.oneof(
     { arbitrary: fc.constant(null).map(() => alice.token), weight: 6 },
-    fc.constantFrom(() => alice.token, () => bob.token, () => revokedToken).map((f) => f()),
+    fc
+      .constantFrom(
+        () => alice.token,
+        () => bob.token,
+        () => revokedToken,
+      )
+      .map((f) => f()),
     fc.constant(undefined),
     ascii(80),
   );
@@ -93,14 +174,26 @@ describe('fuzzing the HTTP interface', () => {
     path: pathArb,
     body: bodyArb,
     token: tokenArb,
-    contentType: fc.oneof({ arbitrary: fc.constant('application/json'), weight: 6 }, fc.constantFrom('application/json', 'application/json; charset=utf-8', 'text/plain', 'application/x-www-form-urlencoded', undefined), ascii(30)),
+    contentType: fc.oneof(
+      { arbitrary: fc.constant('application/json'), weight: 6 },
+      fc.constantFrom('application/json', 'application/json; charset=utf-8', 'text/plain', 'application/x-www-form-urlencoded', undefined),
+      ascii(30),
+    ),
     authScheme: fc.constantFrom('Bearer ', 'Bearer ', 'Bearer ', 'Bearer ', 'bearer ', 'Basic ', '', 'Bearer  '),
     idempotencyKey: fc.option(fc.oneof(ascii(20), fc.constant('k')), { freq: 5 }),
   });
 
   const routeArb = fc.constantFrom(
-    ['GET', ''], ['GET', '/details'], ['GET', '/otps'], ['POST', '/topup'], ['POST', '/topup/quote'], ['POST', '/withdraw'],
-    ['PATCH', '/freeze'], ['PATCH', '/unfreeze'], ['PATCH', '/close'], ['POST', '/otps/request'],
+    ['GET', ''],
+    ['GET', '/details'],
+    ['GET', '/otps'],
+    ['POST', '/topup'],
+    ['POST', '/topup/quote'],
+    ['POST', '/withdraw'],
+    ['PATCH', '/freeze'],
+    ['PATCH', '/unfreeze'],
+    ['PATCH', '/close'],
+    ['POST', '/otps/request'],
   );
   const aimedArb = fc
     .tuple(requestArb, routeArb, cardIdArb)

@@ -55,7 +55,11 @@ test('a withdrawal whose process was killed mid-request runs once when retried w
   // The first attempt: claimed, then killed inside its transaction (at the provider).
   const server = startServerProcess(file, at);
   const port = (await server.waitFor(/port (\d+)/))[1];
-  const request = { method: 'POST', headers: { authorization: `Bearer ${alice.token}`, 'content-type': 'application/json', 'idempotency-key': 'crash-1' }, body: '{"amount":100}' };
+  const request = {
+    method: 'POST',
+    headers: { authorization: `Bearer ${alice.token}`, 'content-type': 'application/json', 'idempotency-key': 'crash-1' },
+    body: '{"amount":100}',
+  };
   const lost = fetch(`http://127.0.0.1:${port}/api/v1/cards/${card.id}/withdraw`, request).catch(() => 'connection lost');
   await server.waitFor(/in-provider/);
   server.child.kill('SIGKILL');
@@ -67,7 +71,12 @@ test('a withdrawal whose process was killed mid-request runs once when retried w
   runtime.clock.set(at);
   const api = await startTestApi({ core: runtime });
   t.after(() => api.close());
-  const retry = () => api.call('POST', `/api/v1/cards/${card.id}/withdraw`, { token: alice.token, body: { amount: 100 }, headers: { 'idempotency-key': 'crash-1' } });
+  const retry = () =>
+    api.call('POST', `/api/v1/cards/${card.id}/withdraw`, {
+      token: alice.token,
+      body: { amount: 100 },
+      headers: { 'idempotency-key': 'crash-1' },
+    });
 
   assertFailure(await retry(), 409, 'A request with this Idempotency-Key is still being processed; retry shortly');
   runtime.clock.advance(LEASE_MS + 1000);

@@ -17,7 +17,11 @@ for (const dialect of dialects()) {
       const { userId } = await newCustomer(core, 0);
       const store = createIdempotencyStore(core.database.db, { ttlSeconds: 86_400, leaseMs: LEASE_MS, maxKeysPerUser });
       const count = async (key?: string) => {
-        let query = core.database.db.withTables<{ idempotency_keys: { user_id: string; idempotency_key: string } }>().selectFrom('idempotency_keys').select('idempotency_key').where('user_id', '=', userId);
+        let query = core.database.db
+          .withTables<{ idempotency_keys: { user_id: string; idempotency_key: string } }>()
+          .selectFrom('idempotency_keys')
+          .select('idempotency_key')
+          .where('user_id', '=', userId);
         if (key !== undefined) query = query.where('idempotency_key', '=', key);
         return (await query.execute()).length;
       };
@@ -42,7 +46,8 @@ for (const dialect of dialects()) {
       const second = await store.claim(userId, 'k', 'hash', at(LEASE_MS));
       assert.ok(first.kind === 'claimed' && second.kind === 'claimed');
 
-      const nameOf = async () => (await core.database.db.selectFrom('users').select('name').where('id', '=', userId).executeTakeFirstOrThrow()).name;
+      const nameOf = async () =>
+        (await core.database.db.selectFrom('users').select('name').where('id', '=', userId).executeTakeFirstOrThrow()).name;
       const operation = (token: string, body: string) =>
         core.database.db.transaction().execute(async (trx) => {
           // The operation's own write, which must stand or fall with the stored reply.

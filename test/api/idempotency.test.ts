@@ -83,12 +83,20 @@ describe('Idempotency-Key', () => {
     const before = (await api.t.core.listCards(bob.caller)).length;
     const replies = await Promise.all(
       Array.from({ length: 10 }, () =>
-        api.call('POST', '/api/v1/cards', { token: bob.token, body: { bin_id: bin.id, name: 'Once', planId: plan.id }, headers: { 'idempotency-key': k } }),
+        api.call('POST', '/api/v1/cards', {
+          token: bob.token,
+          body: { bin_id: bin.id, name: 'Once', planId: plan.id },
+          headers: { 'idempotency-key': k },
+        }),
       ),
     );
     assert.ok(replies.every((r) => r.status === 201 || r.status === 409));
     assert.equal((await api.t.core.listCards(bob.caller)).length, before + 1);
-    const replay = await api.call('POST', '/api/v1/cards', { token: bob.token, body: { bin_id: bin.id, name: 'Once', planId: plan.id }, headers: { 'idempotency-key': k } });
+    const replay = await api.call('POST', '/api/v1/cards', {
+      token: bob.token,
+      body: { bin_id: bin.id, name: 'Once', planId: plan.id },
+      headers: { 'idempotency-key': k },
+    });
     assert.equal(replay.status, 201);
     assert.equal(replay.body.data.id, replies.find((r) => r.status === 201)!.body.data.id);
   });
@@ -140,7 +148,9 @@ describe('Idempotency-Key', () => {
     const k = key();
     const first = await topup(k);
     await api.t.database.db
-      .withTables<{ idempotency_keys: { user_id: string; idempotency_key: string; status_code: number | null; response_body: string | null } }>()
+      .withTables<{
+        idempotency_keys: { user_id: string; idempotency_key: string; status_code: number | null; response_body: string | null };
+      }>()
       .updateTable('idempotency_keys')
       .set({ status_code: null, response_body: null })
       .where('user_id', '=', alice.userId)
@@ -159,7 +169,11 @@ describe('Idempotency-Key', () => {
     const k = key();
     assert.equal((await topup(k, 1)).status, 400);
     assertSuccess(await topup(k, 10));
-    const bad = await api.call('POST', `/api/v1/cards/${cardId}/withdraw`, { token: alice.token, body: { amount: 1 }, headers: { 'idempotency-key': 'x'.repeat(300) } });
+    const bad = await api.call('POST', `/api/v1/cards/${cardId}/withdraw`, {
+      token: alice.token,
+      body: { amount: 1 },
+      headers: { 'idempotency-key': 'x'.repeat(300) },
+    });
     assert.equal(bad.status, 400);
     assert.equal(bad.body.error[0].path[0], 'Idempotency-Key');
   });
@@ -201,14 +215,20 @@ for (const dialect of dialects()) {
     const keys = () => api.t.database.db.withTables<{ idempotency_keys: IdempotencyKeysTable }>();
     const topup = (k: string, amount = 10, who = alice, id = cardId) =>
       api.call('POST', `/api/v1/cards/${id}/topup`, { token: who.token, body: { amount }, headers: { 'idempotency-key': k } });
-    const topups = async () => (await api.t.core.listTransactions(alice.caller, { card_id: cardId, limit: 100 })).data.filter((t) => t.type === 'topup');
+    const topups = async () =>
+      (await api.t.core.listTransactions(alice.caller, { card_id: cardId, limit: 100 })).data.filter((t) => t.type === 'topup');
     const walletOf = async (c: Customer) => (await api.t.core.walletBalance(c.caller)).balance;
 
     test('a retry after a crash that undid its request runs it once, after the lease; the ledger is exact', async () => {
       // A request identical to a completed one, whose process died after claiming its key: the claim
       // row was written, the operation never committed.
       assertSuccess(await topup(key(), 10));
-      const done = await keys().selectFrom('idempotency_keys').selectAll().where('user_id', '=', alice.userId).orderBy('created_at', 'desc').executeTakeFirstOrThrow();
+      const done = await keys()
+        .selectFrom('idempotency_keys')
+        .selectAll()
+        .where('user_id', '=', alice.userId)
+        .orderBy('created_at', 'desc')
+        .executeTakeFirstOrThrow();
       const k = key();
       const now = api.t.clock.now();
       await keys()
@@ -297,8 +317,16 @@ for (const dialect of dialects()) {
         api.t.clock.advance(1000);
         replies.push(assertSuccess(await topup(k, 10, carol, carolCard)));
       }
-      const kept = await keys().selectFrom('idempotency_keys').select('idempotency_key').where('user_id', '=', carol.userId).orderBy('idempotency_key').execute();
-      assert.deepEqual(kept.map((r) => r.idempotency_key), ['k2', 'k3', 'k4']);
+      const kept = await keys()
+        .selectFrom('idempotency_keys')
+        .select('idempotency_key')
+        .where('user_id', '=', carol.userId)
+        .orderBy('idempotency_key')
+        .execute();
+      assert.deepEqual(
+        kept.map((r) => r.idempotency_key),
+        ['k2', 'k3', 'k4'],
+      );
       assert.equal((await topup('mine', 10, dave, daveCard)).headers.get('idempotent-replayed'), 'true');
       assert.equal((await topup('k4', 10, carol, carolCard)).headers.get('idempotent-replayed'), 'true');
       const rerun = await topup('k1', 10, carol, carolCard);

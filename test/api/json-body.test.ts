@@ -7,8 +7,25 @@ import { assertFields, assertSuccess, startTestApi, type TestApi } from '../help
 // Amounts are checked as written in the JSON text, not as the double JSON.parse rounds them to.
 
 const DECIMALS_ITEM = { code: 'custom', message: 'Amount must have at most 2 decimal places', path: ['amount'] };
-const HIDDEN_THIRD_DECIMALS = ['5.0000000000000000001', '5.00000000000000000010e0', '5.001', '500.1e-2', '50000000000000000000001e-22', '9.9999999999999999999'];
-const WHOLE_CENTS: [string, number][] = [['5', 5], ['5.000', 5], ['5.0000000000', 5], ['5e0', 5], ['500e-2', 5], ['0.5e1', 5], ['5.10', 5.1], ['51E-1', 5.1], ['19.40', 19.4]];
+const HIDDEN_THIRD_DECIMALS = [
+  '5.0000000000000000001',
+  '5.00000000000000000010e0',
+  '5.001',
+  '500.1e-2',
+  '50000000000000000000001e-22',
+  '9.9999999999999999999',
+];
+const WHOLE_CENTS: [string, number][] = [
+  ['5', 5],
+  ['5.000', 5],
+  ['5.0000000000', 5],
+  ['5e0', 5],
+  ['500e-2', 5],
+  ['0.5e1', 5],
+  ['5.10', 5.1],
+  ['51E-1', 5.1],
+  ['19.40', 19.4],
+];
 
 describe('parseJsonBody reads numbers as written', () => {
   test('a nonzero digit past the second decimal survives parsing as a visible third decimal', () => {
@@ -27,11 +44,14 @@ describe('parseJsonBody reads numbers as written', () => {
 
   test('whole cents, strings and huge exponents are parsed as JSON.parse parses them', () => {
     for (const [literal, value] of WHOLE_CENTS) assert.deepEqual(parseJsonBody(`{"amount":${literal}}`), { amount: value });
-    assert.deepEqual(parseJsonBody('{"name":"v1.0001 \\"5.0001\\" 1e-9","amount":1e400}'), { name: 'v1.0001 "5.0001" 1e-9', amount: Infinity });
+    assert.deepEqual(parseJsonBody('{"name":"v1.0001 \\"5.0001\\" 1e-9","amount":1e400}'), {
+      name: 'v1.0001 "5.0001" 1e-9',
+      amount: Infinity,
+    });
   });
 });
 
-describe('a third decimal hidden past a double\'s precision is refused', () => {
+describe("a third decimal hidden past a double's precision is refused", () => {
   let api: TestApi;
   let alice: Customer;
   let cardId: string;
@@ -73,15 +93,27 @@ describe('a third decimal hidden past a double\'s precision is refused', () => {
 
   test('bounds compare as written: just under the minimum is too small, just over the maximum too big', async () => {
     const under = await post('/topup', '{"amount":4.9999999999999999999}');
-    assert.deepEqual(under.body.error.map((i: { code: string }) => i.code), ['too_small', 'custom']);
+    assert.deepEqual(
+      under.body.error.map((i: { code: string }) => i.code),
+      ['too_small', 'custom'],
+    );
     const over = await post('/topup', '{"amount":10000.0000000000000001}');
-    assert.deepEqual(over.body.error.map((i: { code: string }) => i.code), ['too_big', 'custom']);
+    assert.deepEqual(
+      over.body.error.map((i: { code: string }) => i.code),
+      ['too_big', 'custom'],
+    );
   });
 
   test('a plan id written with a hidden fraction is not an integer', async () => {
     const { bin, plan } = await catalogue(api.t);
-    const r = await api.call('POST', '/api/v1/cards', { token: alice.token, body: `{"bin_id":"${bin.id}","name":"x","planId":${plan.id}.0000000000000000001}` });
+    const r = await api.call('POST', '/api/v1/cards', {
+      token: alice.token,
+      body: `{"bin_id":"${bin.id}","name":"x","planId":${plan.id}.0000000000000000001}`,
+    });
     assert.equal(r.status, 400, r.text);
-    assert.deepEqual(r.body.error.map((i: { message: string }) => i.message), ['Plan ID must be an integer']);
+    assert.deepEqual(
+      r.body.error.map((i: { message: string }) => i.message),
+      ['Plan ID must be an integer'],
+    );
   });
 });

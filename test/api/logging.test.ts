@@ -24,7 +24,9 @@ test('an unexpected fault is logged with its request id; tokens, PANs and CVVs n
     assert.ok(requestId);
 
     const log = lines.join('');
-    const fault = lines.map((l) => JSON.parse(l) as { reqId?: string; level: number; err?: { message: string } }).find((l) => l.reqId === requestId);
+    const fault = lines
+      .map((l) => JSON.parse(l) as { reqId?: string; level: number; err?: { message: string } })
+      .find((l) => l.reqId === requestId);
     assert.equal(fault?.level, 50);
     assert.equal(fault?.err?.message, 'boom');
     for (const secret of [alice.token, 'wrong-token-value', details.PAN, `"${details.CVV}"`]) {

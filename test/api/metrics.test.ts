@@ -56,7 +56,9 @@ test('a route mounted by another part (the webhook, its path a secret) is no met
 
   const r = await fetch(api.url + secretPath, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
   assert.equal(r.status, 500);
-  const fault = lines.map((l) => JSON.parse(l) as { msg: string; err?: { message: string } }).find((l) => l.msg === 'Unexpected error while handling a request');
+  const fault = lines
+    .map((l) => JSON.parse(l) as { msg: string; err?: { message: string } })
+    .find((l) => l.msg === 'Unexpected error while handling a request');
   assert.equal(fault?.err?.message, 'the bot failed');
   assert.ok(!lines.join('').includes('s3cr3t'), 'the webhook path reached the log');
   const metrics = await (await fetch(api.metricsUrl!)).text();

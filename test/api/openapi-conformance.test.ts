@@ -9,7 +9,10 @@ import { createConformance } from '../helpers/openapi-conformance.js';
 // uses) accepts every reply the server gives, and refuses what the server refuses.
 
 type Doc = {
-  paths: Record<string, Record<string, { parameters?: { name: string; in: string; schema: object }[]; requestBody?: any; responses: Record<string, unknown> }>>;
+  paths: Record<
+    string,
+    Record<string, { parameters?: { name: string; in: string; schema: object }[]; requestBody?: any; responses: Record<string, unknown> }>
+  >;
 };
 
 describe('the OpenAPI document tells the truth', () => {
@@ -20,14 +23,19 @@ describe('the OpenAPI document tells the truth', () => {
   const coercing = new Ajv2020({ strict: false, coerceTypes: true });
 
   before(async () => {
-    api = await startTestApi({ bodyLimit: 2048, server: { limits: { perTokenPerMinute: 1000, perAddressPerMinute: 1000, authFailuresPerAddress: 5 } } });
+    api = await startTestApi({
+      bodyLimit: 2048,
+      server: { limits: { perTokenPerMinute: 1000, perAddressPerMinute: 1000, authFailuresPerAddress: 5 } },
+    });
     alice = await newCustomer(api.t, 1_000_000);
     doc = (await api.call('GET', '/api/v1/openapi.json')).body as Doc;
   });
   after(() => api.close());
 
   const operations = () =>
-    Object.entries(doc.paths).flatMap(([path, methods]) => Object.entries(methods).map(([method, operation]) => ({ path, method, operation })));
+    Object.entries(doc.paths).flatMap(([path, methods]) =>
+      Object.entries(methods).map(([method, operation]) => ({ path, method, operation })),
+    );
   const param = (path: string, method: string, name: string) => doc.paths[path]![method]!.parameters!.find((p) => p.name === name)!;
 
   test('amounts: no multipleOf (a standard validator refuses 19.4 by it); the 2 decimals are in the description', () => {
@@ -36,7 +44,8 @@ describe('the OpenAPI document tells the truth', () => {
       assert.equal(schema.properties.amount.multipleOf, undefined, path);
       assert.match(schema.properties.amount.description, /at most 2 decimal places/);
       const validate = ajv.compile(schema);
-      for (const amount of [19.4, 9.77, 11.11, 10.05, 5]) assert.ok(validate({ amount }), `${path} ${amount}: ${JSON.stringify(validate.errors)}`);
+      for (const amount of [19.4, 9.77, 11.11, 10.05, 5])
+        assert.ok(validate({ amount }), `${path} ${amount}: ${JSON.stringify(validate.errors)}`);
     }
   });
 
@@ -65,13 +74,18 @@ describe('the OpenAPI document tells the truth', () => {
   test('every status the server may answer is documented: 413, 414, 415 and 429 too', () => {
     for (const { path, method, operation } of operations()) {
       const statuses = Object.keys(operation.responses);
-      const expected = path === '/livez' ? ['200', '414', '429'] : path === '/readyz' ? ['200', '414', '429', '503'] : ['400', '401', '404', '414', '429', '500'];
+      const expected =
+        path === '/livez'
+          ? ['200', '414', '429']
+          : path === '/readyz'
+            ? ['200', '414', '429', '503']
+            : ['400', '401', '404', '414', '429', '500'];
       if (method === 'post' || method === 'patch') expected.push('413', '415');
       for (const status of expected) assert.ok(statuses.includes(status), `${method.toUpperCase()} ${path} documents ${status}`);
     }
   });
 
-  test('every endpoint\'s replies, successes and refusals alike, validate against the served document', async () => {
+  test("every endpoint's replies, successes and refusals alike, validate against the served document", async () => {
     const bob = await newCustomer(api.t, 100, 'Bob');
     const { bin, plan } = await catalogue(api.t);
     const call = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}, token = alice.token) =>
@@ -79,11 +93,22 @@ describe('the OpenAPI document tells the truth', () => {
     const statuses = new Set<number>();
     const seen = async (promise: ReturnType<typeof call>) => statuses.add((await promise).status);
 
-    for (const path of ['/api/v1/health', '/api/v1/bins', '/api/v1/card-plans', '/api/v1/cards', '/api/v1/wallet/balance', '/livez']) await seen(call('GET', path));
-    const created = await call('POST', '/api/v1/cards', { bin_id: bin.id, name: 'Ads', planId: plan.id }, { 'idempotency-key': 'create-1' });
+    for (const path of ['/api/v1/health', '/api/v1/bins', '/api/v1/card-plans', '/api/v1/cards', '/api/v1/wallet/balance', '/livez'])
+      await seen(call('GET', path));
+    const created = await call(
+      'POST',
+      '/api/v1/cards',
+      { bin_id: bin.id, name: 'Ads', planId: plan.id },
+      { 'idempotency-key': 'create-1' },
+    );
     await seen(call('POST', '/api/v1/cards', { bin_id: bin.id, name: 'Ads', planId: plan.id }, { 'idempotency-key': 'create-1' }));
     const id = created.body.data.id as string;
-    for (const path of [`/api/v1/cards/${id}`, `/api/v1/cards/${id}/details`, '/api/v1/cards/transactions?page=1&limit=100', `/api/v1/cards/transactions?card_id=${id}`]) {
+    for (const path of [
+      `/api/v1/cards/${id}`,
+      `/api/v1/cards/${id}/details`,
+      '/api/v1/cards/transactions?page=1&limit=100',
+      `/api/v1/cards/transactions?card_id=${id}`,
+    ]) {
       await seen(call('GET', path));
     }
     await seen(call('POST', `/api/v1/cards/${id}/topup/quote`, { amount: 19.4 }));
@@ -116,8 +141,14 @@ describe('the OpenAPI document tells the truth', () => {
     for (let i = 0; i < 5; i++) await seen(call('GET', '/api/v1/health', undefined, {}, `wrong-${i}`)); // 401
     await seen(call('GET', '/api/v1/health')); // 429: too many failed authentications
 
-    for (const status of [200, 201, 400, 401, 404, 409, 413, 414, 415, 422, 429, 502]) assert.ok(statuses.has(status), `no ${status} was exercised`);
-    const conformance = createConformance((await api.app.inject({ method: 'GET', url: '/api/v1/openapi.json', remoteAddress: '192.0.2.1' })).json());
-    assert.deepEqual(api.exchanges.flatMap((exchange) => conformance.check(exchange)), []);
+    for (const status of [200, 201, 400, 401, 404, 409, 413, 414, 415, 422, 429, 502])
+      assert.ok(statuses.has(status), `no ${status} was exercised`);
+    const conformance = createConformance(
+      (await api.app.inject({ method: 'GET', url: '/api/v1/openapi.json', remoteAddress: '192.0.2.1' })).json(),
+    );
+    assert.deepEqual(
+      api.exchanges.flatMap((exchange) => conformance.check(exchange)),
+      [],
+    );
   });
 });

@@ -57,7 +57,11 @@ describe('the API has limits', () => {
 
     const direct = await limitedApi(t, { perAddressPerMinute: 2 });
     for (let i = 0; i < 2; i++) assert.equal((await direct.call('GET', '/livez', from(`192.0.2.${i}`))).status, 200);
-    assert.equal((await direct.call('GET', '/livez', from('192.0.2.99'))).status, 429, 'a forged header changes nothing without a trusted proxy');
+    assert.equal(
+      (await direct.call('GET', '/livez', from('192.0.2.99'))).status,
+      429,
+      'a forged header changes nothing without a trusted proxy',
+    );
   });
 
   test('per address: past API_RATE_LIMIT_PER_ADDRESS requests a minute the address gets 429 everywhere, public and unknown routes too', async (t) => {

@@ -40,7 +40,12 @@ test('/readyz: a pending migration or a database that does not answer is 503; no
 
   const pendingCore = await createTestCore();
   await sql`delete from kysely_migration where name = (select max(name) from kysely_migration)`.execute(pendingCore.database.db);
-  const pendingApp = createHttpServer({ core: pendingCore.core, db: pendingCore.database.db, clock: pendingCore.clock, logger: createLogger('silent') });
+  const pendingApp = createHttpServer({
+    core: pendingCore.core,
+    db: pendingCore.database.db,
+    clock: pendingCore.clock,
+    logger: createLogger('silent'),
+  });
   const pending = await pendingApp.inject({ method: 'GET', url: '/readyz' });
   assert.equal(pending.statusCode, 503);
   assert.deepEqual(pending.json().data.checks, { database: 'ok', migrations: 'pending', bot: 'disabled' });

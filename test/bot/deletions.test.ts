@@ -12,15 +12,24 @@ test('a background loop retries a failing tick and reports each streak of failur
   let ticks = 0;
   let finished!: () => void;
   const done = new Promise<void>((resolve) => (finished = resolve));
-  const loop = startLoop(1, createLogger('silent'), 'outbox', async (text) => void reports.push(text), async () => {
-    const outcome = outcomes[ticks++];
-    if (ticks === outcomes.length) finished();
-    if (outcome === 'fail') throw new Error(`database locked #${ticks}`);
-    return undefined;
-  });
+  const loop = startLoop(
+    1,
+    createLogger('silent'),
+    'outbox',
+    async (text) => void reports.push(text),
+    async () => {
+      const outcome = outcomes[ticks++];
+      if (ticks === outcomes.length) finished();
+      if (outcome === 'fail') throw new Error(`database locked #${ticks}`);
+      return undefined;
+    },
+  );
   await done;
   await loop.stop();
-  assert.deepEqual(reports, ['Bot outbox loop failed (retrying): Error: database locked #1', 'Bot outbox loop failed (retrying): Error: database locked #5']);
+  assert.deepEqual(reports, [
+    'Bot outbox loop failed (retrying): Error: database locked #1',
+    'Bot outbox loop failed (retrying): Error: database locked #5',
+  ]);
 });
 
 describe("self-deleting messages keep their promise or say they can't", () => {
@@ -28,7 +37,12 @@ describe("self-deleting messages keep their promise or say they can't", () => {
   const GONE = { code: 400, description: 'Bad Request: message to delete not found' };
 
   /** A harness whose deleteMessage calls fail as `failure` says, with `messageIds` due for deletion in `chatId`. */
-  async function dueButRefused(chatId: number, messageIds: number[], failure: (messageId: number) => { code: number; description: string } | undefined, locale?: string) {
+  async function dueButRefused(
+    chatId: number,
+    messageIds: number[],
+    failure: (messageId: number) => { code: number; description: string } | undefined,
+    locale?: string,
+  ) {
     const h = await createHarness({ failCall: (method, p) => (method === 'deleteMessage' ? failure(Number(p.message_id)) : undefined) });
     const db = botTables(h.t.database.db);
     if (locale) await writeKv(db, chatLocaleKey(chatId), locale, h.t.clock.now());

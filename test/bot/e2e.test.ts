@@ -50,7 +50,10 @@ describe('the bot over real Bot API traffic', () => {
     const alice = server.user(1001);
 
     const commands = server.calls.find((c) => c.method === 'setMyCommands' && c.payload.language_code === undefined);
-    assert.deepEqual(commands?.payload.commands.map((c: { command: string }) => c.command), ['start', 'menu', 'cards', 'cancel', 'help', 'unlink']);
+    assert.deepEqual(
+      commands?.payload.commands.map((c: { command: string }) => c.command),
+      ['start', 'menu', 'cards', 'cancel', 'help', 'unlink'],
+    );
 
     let step = alice.send('/start');
     await server.nextMessage(alice.chatId, step.mark, 'API token');
@@ -69,7 +72,10 @@ describe('the bot over real Bot API traffic', () => {
 
     // Linking: the token message is deleted at once, then the main menu arrives.
     step = alice.send(token);
-    const deleted = await server.waitForCall((c) => c.method === 'deleteMessage' && c.payload.message_id === step.message.messageId, step.mark);
+    const deleted = await server.waitForCall(
+      (c) => c.method === 'deleteMessage' && c.payload.message_id === step.message.messageId,
+      step.mark,
+    );
     assert.equal(deleted.ok, true);
     const menu = await server.nextMessage(alice.chatId, step.mark, 'Linked');
     assert.ok(server.message(alice.chatId, step.message.messageId)!.deleted);
@@ -120,7 +126,11 @@ describe('the bot over real Bot API traffic', () => {
     // Freeze, then unfreeze: only the button that applies is shown.
     press = alice.press(refreshed, 'Freeze');
     let frozen = await server.nextEdit(alice.chatId, press.mark, 'Status: frozen');
-    const labels = (m: StoredMessage) => m.replyMarkup!.inline_keyboard.flat().map((b) => b.text).join(' | ');
+    const labels = (m: StoredMessage) =>
+      m
+        .replyMarkup!.inline_keyboard.flat()
+        .map((b) => b.text)
+        .join(' | ');
     const buttons = (m: StoredMessage) => m.replyMarkup!.inline_keyboard.flat().map((b) => b.text);
     assert.ok(buttons(frozen).includes('🔥 Unfreeze'));
     assert.ok(!buttons(frozen).includes('🧊 Freeze'));
@@ -144,7 +154,10 @@ describe('the bot over real Bot API traffic', () => {
     const details = await server.nextMessage(alice.chatId, press.mark, 'Card details');
     assert.equal(details.protectContent, true);
     assert.equal(details.entities?.filter((e) => e.type === 'spoiler').length, 3);
-    const detailsGone = await server.waitForCall((c) => c.method === 'deleteMessage' && c.payload.message_id === details.messageId, press.mark);
+    const detailsGone = await server.waitForCall(
+      (c) => c.method === 'deleteMessage' && c.payload.message_id === details.messageId,
+      press.mark,
+    );
     // Deleted after the TTL (1 s here), not before, and not long after.
     assert.ok(detailsGone.at - details.sentAt! >= 900, `deleted after ${detailsGone.at - details.sentAt!} ms`);
     assert.ok(detailsGone.at - details.sentAt! < 4_000, `deleted after ${detailsGone.at - details.sentAt!} ms`);
@@ -221,21 +234,32 @@ describe('the bot over real Bot API traffic', () => {
     await server.nextMessage(alice.chatId, tapWithdraw.mark, 'How much to withdraw');
     step = alice.send('20');
     press = alice.press(await server.nextMessage(alice.chatId, step.mark, 'Withdraw 20.00 USD'), 'Confirm');
-    await server.nextMessage(alice.chatId, press.mark, 'Insufficient card balance. Available: 0.00, Requested: 20.00. Try a smaller amount.');
+    await server.nextMessage(
+      alice.chatId,
+      press.mark,
+      'Insufficient card balance. Available: 0.00, Requested: 20.00. Try a smaller amount.',
+    );
 
     // Another user's card id in a button is not found, like a missing one.
     const bob = await runtime.admin.createUser({ name: 'Bob', deposit: 10_000 });
-    const bobsCard = await runtime.core.createCard(await runtime.core.authenticate(bob.token), { bin_id: card.binId, planId: card.planId, name: 'Bobs' });
+    const bobsCard = await runtime.core.createCard(await runtime.core.authenticate(bob.token), {
+      bin_id: card.binId,
+      planId: card.planId,
+      name: 'Bobs',
+    });
     const tapForeign = alice.pressData(closedView, `c:view:${bobsCard.id}`);
     await server.nextMessage(alice.chatId, tapForeign.mark, 'Card not found or access denied');
 
     // Every call the bot made was accepted, and every button press was answered exactly once.
-    assert.deepEqual(server.calls.filter((c) => !c.ok).map((c) => `${c.method}: ${c.error}`), []);
+    assert.deepEqual(
+      server.calls.filter((c) => !c.ok).map((c) => `${c.method}: ${c.error}`),
+      [],
+    );
     assert.deepEqual(server.unansweredQueries(), []);
     void userId;
   });
 
-  it('refuses a card the wallet cannot pay for, in the service\'s words', async () => {
+  it("refuses a card the wallet cannot pay for, in the service's words", async () => {
     const { token } = await runtime.admin.createUser({ name: 'Carol', deposit: 100 });
     const carol = server.user(1003);
     let step = carol.send(token);
@@ -258,7 +282,14 @@ describe('the bot over real Bot API traffic', () => {
     const eve = await runtime.admin.createUser({ name: 'Eve', deposit: 0 });
     const { token } = await runtime.admin.createUser({ name: 'Dave', deposit: 0 });
     const gone = (step: { mark: number; message: StoredMessage }) =>
-      server.waitForCall((c) => c.ok && c.method === 'deleteMessage' && c.payload.message_id === step.message.messageId && c.payload.chat_id === step.message.chatId, step.mark);
+      server.waitForCall(
+        (c) =>
+          c.ok &&
+          c.method === 'deleteMessage' &&
+          c.payload.message_id === step.message.messageId &&
+          c.payload.chat_id === step.message.chatId,
+        step.mark,
+      );
 
     // A photo caption in private: deleted, then linked.
     let step = dave.sendPhoto(`token ${token}`);
@@ -282,12 +313,19 @@ describe('the bot over real Bot API traffic', () => {
     await server.nextMessage(dave.chatId, step.mark, 'still in the chat it was forwarded from');
 
     // In a group where the bot may not delete: the reply still says to revoke the token.
-    server.refuse((method, p) => (method === 'deleteMessage' && Number(p.chat_id) === -5002 ? { code: 400, description: "Bad Request: message can't be deleted" } : undefined));
+    server.refuse((method, p) =>
+      method === 'deleteMessage' && Number(p.chat_id) === -5002
+        ? { code: 400, description: "Bad Request: message can't be deleted" }
+        : undefined,
+    );
     try {
       step = dave.inGroup(-5002).send(`my token: ${token}`);
       const warning = await server.nextMessage(-5002, step.mark, 'revoke it');
       assert.match(warning.text, /could not delete/);
-      assert.equal(server.calls.find((c) => c.method === 'sendMessage' && c.index >= step.mark)?.payload.reply_parameters?.message_id, step.message.messageId);
+      assert.equal(
+        server.calls.find((c) => c.method === 'sendMessage' && c.index >= step.mark)?.payload.reply_parameters?.message_id,
+        step.message.messageId,
+      );
     } finally {
       server.refuse();
     }
@@ -297,14 +335,22 @@ describe('the bot over real Bot API traffic', () => {
     const { token } = await runtime.admin.createUser({ name: 'Frank', deposit: 50_000 });
     const frank = server.user(1005, { languageCode: 'ru' });
     const caller = await runtime.core.authenticate(token);
-    await runtime.core.createCard(caller, { bin_id: (await runtime.core.listBins())[0]!.id, planId: (await runtime.core.listPlans())[0]!.id, name: 'Kept' });
+    await runtime.core.createCard(caller, {
+      bin_id: (await runtime.core.listBins())[0]!.id,
+      planId: (await runtime.core.listPlans())[0]!.id,
+      name: 'Kept',
+    });
     let step = frank.send(token);
     await server.nextMessage(frank.chatId, step.mark, 'Чат привязан');
     step = frank.send('/cards');
     const list = await server.nextMessage(frank.chatId, step.mark);
     let press = frank.press(list, 'Kept');
     const view = await server.nextEdit(frank.chatId, press.mark, 'Kept');
-    server.refuse((method, p) => (method === 'deleteMessage' && Number(p.chat_id) === frank.chatId ? { code: 400, description: "Bad Request: message can't be deleted" } : undefined));
+    server.refuse((method, p) =>
+      method === 'deleteMessage' && Number(p.chat_id) === frank.chatId
+        ? { code: 400, description: "Bad Request: message can't be deleted" }
+        : undefined,
+    );
     try {
       press = frank.press(view, /👁/);
       const details = await server.nextMessage(frank.chatId, press.mark, 'CVV');
@@ -315,7 +361,10 @@ describe('the bot over real Bot API traffic', () => {
       await new Promise((resolve) => setTimeout(resolve, 500));
       const inFrank = server.calls.filter((c) => Number(c.payload.chat_id) === frank.chatId);
       assert.equal(inFrank.filter((c) => c.method === 'deleteMessage' && c.payload.message_id === details.messageId).length, 1);
-      assert.equal(inFrank.filter((c) => c.method === 'sendMessage' && c.payload.reply_parameters?.message_id === details.messageId).length, 1);
+      assert.equal(
+        inFrank.filter((c) => c.method === 'sendMessage' && c.payload.reply_parameters?.message_id === details.messageId).length,
+        1,
+      );
     } finally {
       server.refuse();
     }
@@ -326,8 +375,23 @@ describe('the bot over real Bot API traffic', () => {
     assert.ok(Array.isArray(server.lastPoll?.allowed_updates), 'polling names the updates it wants');
     assert.ok(!server.lastPoll!.allowed_updates.some((u: string) => u.includes('business')));
     const mark = server.mark();
-    const message = { message_id: 1, date: server.now(), chat: { id: 1006, type: 'private', first_name: 'Gina' }, from: { id: 1006, is_bot: false, first_name: 'Gina' }, business_connection_id: 'b1' };
-    server.pushUpdate({ business_connection: { id: 'b1', user: { id: 5555, is_bot: false, first_name: 'Owner' }, user_chat_id: 5555, date: server.now(), can_reply: true, is_enabled: true } });
+    const message = {
+      message_id: 1,
+      date: server.now(),
+      chat: { id: 1006, type: 'private', first_name: 'Gina' },
+      from: { id: 1006, is_bot: false, first_name: 'Gina' },
+      business_connection_id: 'b1',
+    };
+    server.pushUpdate({
+      business_connection: {
+        id: 'b1',
+        user: { id: 5555, is_bot: false, first_name: 'Owner' },
+        user_chat_id: 5555,
+        date: server.now(),
+        can_reply: true,
+        is_enabled: true,
+      },
+    });
     server.pushUpdate({ business_message: { ...message, text: `/link ${token}` } });
     server.pushUpdate({ edited_business_message: { ...message, text: token, edit_date: server.now() } });
     server.pushUpdate({ deleted_business_messages: { business_connection_id: 'b1', chat: message.chat, message_ids: [1] } });
@@ -335,7 +399,10 @@ describe('the bot over real Bot API traffic', () => {
     const step = server.user(1006).send('/start');
     await server.nextMessage(1006, step.mark, 'API token');
     const toGina = server.calls.slice(mark).filter((c) => Number(c.payload.chat_id) === 1006);
-    assert.deepEqual(toGina.map((c) => c.method), ['sendMessage']);
+    assert.deepEqual(
+      toGina.map((c) => c.method),
+      ['sendMessage'],
+    );
     assert.match(toGina[0]!.payload.text, /API token/);
   });
 
@@ -360,7 +427,10 @@ describe('the bot over real Bot API traffic', () => {
     assert.ok(!server.message(bob.chatId, details.messageId)!.deleted, 'not deleted before the restart');
     const restartMark = server.mark();
     await start(5);
-    const deletion = await server.waitForCall((c) => c.method === 'deleteMessage' && c.payload.message_id === details.messageId, restartMark);
+    const deletion = await server.waitForCall(
+      (c) => c.method === 'deleteMessage' && c.payload.message_id === details.messageId,
+      restartMark,
+    );
     assert.equal(deletion.ok, true);
     // On time by the stored due time: 5 s after sending, not at the restart.
     assert.ok(deletion.at - details.sentAt! >= 4_900, `deleted after ${deletion.at - details.sentAt!} ms`);

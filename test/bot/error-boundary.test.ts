@@ -8,7 +8,11 @@ describe('errors in chat', () => {
   it('an unexpected error is a short apology, with details in the log and the admin chat', async () => {
     const h = await createHarness({
       config: { adminChatId: -4242 },
-      core: { walletBalance: async () => { throw new Error('database on fire'); } },
+      core: {
+        walletBalance: async () => {
+          throw new Error('database on fire');
+        },
+      },
     });
     await h.linkedCustomer(9301);
     await h.send(textUpdate({ id: 9301 }, '/menu'));
@@ -51,7 +55,10 @@ describe('errors in chat', () => {
   it('waits out a 429 from Telegram and sends again (auto-retry), in the outer tree and inside flows', async () => {
     let refused = 0;
     const h = await createHarness({
-      failCall: (method) => (method === 'sendMessage' && refused++ % 2 === 0 ? { code: 429, description: 'Too Many Requests: retry after 0', retryAfter: 0 } : undefined),
+      failCall: (method) =>
+        method === 'sendMessage' && refused++ % 2 === 0
+          ? { code: 429, description: 'Too Many Requests: retry after 0', retryAfter: 0 }
+          : undefined,
     });
     const me = await h.linkedCustomer(9305);
     const { newCard } = await import('../helpers/core.js');

@@ -76,7 +76,15 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
         db: t.database.db,
         clock: t.clock,
         logger,
-        config: { token: '1:test', apiRoot: 'http://127.0.0.1:9', sensitiveTtlSeconds: 60, otpTtlSeconds: 60, rateLimit: false, pollIntervalMs: 20, ...options.config },
+        config: {
+          token: '1:test',
+          apiRoot: 'http://127.0.0.1:9',
+          sensitiveTtlSeconds: 60,
+          otpTtlSeconds: 60,
+          rateLimit: false,
+          pollIntervalMs: 20,
+          ...options.config,
+        },
       },
       { botInfo: BOT_INFO, fetch: fakeFetch as typeof fetch },
     );
@@ -97,7 +105,13 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
         const found = calls.slice(mark).find(predicate);
         if (found) return found;
         const left = deadline - Date.now();
-        if (left <= 0) throw new Error(`Timed out waiting for a call; calls since mark: ${calls.slice(mark).map((c) => c.method).join(', ')}`);
+        if (left <= 0)
+          throw new Error(
+            `Timed out waiting for a call; calls since mark: ${calls
+              .slice(mark)
+              .map((c) => c.method)
+              .join(', ')}`,
+          );
         await new Promise<void>((resolve) => {
           const wake = () => {
             clearTimeout(timer);
@@ -121,4 +135,5 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
   return harness;
 }
 
-export const texts = (calls: ApiCall[]) => calls.filter((c) => c.method === 'sendMessage' || c.method === 'editMessageText').map((c) => String(c.payload.text));
+export const texts = (calls: ApiCall[]) =>
+  calls.filter((c) => c.method === 'sendMessage' || c.method === 'editMessageText').map((c) => String(c.payload.text));

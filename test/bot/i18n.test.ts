@@ -27,11 +27,26 @@ describe('texts', () => {
   it('card states, transaction sides and statuses and decline reasons are translated too', () => {
     const i18n = createI18n();
     const t = (locale: string) => (key: string, params?: Record<string, string | number>) => i18n.t(locale, key, params);
-    const card = { name: 'Ads', maskedPan: '**** **** **** 4242', balance: 1_000, status: 'frozen', planId: 1, limit: 100_000, deposit: 1_000 } as never;
+    const card = {
+      name: 'Ads',
+      maskedPan: '**** **** **** 4242',
+      balance: 1_000,
+      status: 'frozen',
+      planId: 1,
+      limit: 100_000,
+      deposit: 1_000,
+    } as never;
     assert.match(cardView(t('ru'), card, undefined), /Статус: заморожена/);
     assert.match(cardView(t('en'), card, undefined), /Status: frozen/);
     const tx = {
-      createdAt: '2026-03-01T12:00:00.000Z', cardName: 'Ads', side: 'Debit', amount: 700, currency: 'USD', status: 'Declined', declineCode: 'card_frozen', merchantName: 'Bakery',
+      createdAt: '2026-03-01T12:00:00.000Z',
+      cardName: 'Ads',
+      side: 'Debit',
+      amount: 700,
+      currency: 'USD',
+      status: 'Declined',
+      declineCode: 'card_frozen',
+      merchantName: 'Bakery',
     } as never;
     assert.match(transactionLine(t('ru'), tx), /Списание 7\.00 USD · Отклонена \(карта заморожена\)/);
     assert.match(transactionLine(t('en'), tx), /Debit 7\.00 USD · Declined \(the card is frozen\)/);

@@ -33,9 +33,14 @@ test('background loops back off during an outage and log once per outage, then o
   const gaps = at.slice(1, failuresWanted + 1).map((t, i) => t - at[i]!);
   // 10, 20, 40, 80 ms, then capped at 80 (a timer may fire a hair early).
   const expected = [10, 20, 40, 80, 80, 80, 80];
-  gaps.forEach((gap, i) => assert.ok(gap >= expected[i]! - 2, `gap ${i} was ${gap} ms, expected about ${expected[i]} ms: ${gaps.join(', ')}`));
+  for (const [i, gap] of gaps.entries()) {
+    assert.ok(gap >= expected[i]! - 2, `gap ${i} was ${gap} ms, expected about ${expected[i]} ms: ${gaps.join(', ')}`);
+  }
 
-  const lines = text().trim().split('\n').map((l) => JSON.parse(l) as { level: number; msg: string; failures?: number; err?: { message: string } });
+  const lines = text()
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { level: number; msg: string; failures?: number; err?: { message: string } });
   const failed = lines.filter((l) => l.level >= 40);
   assert.equal(failed.length, 1, 'one warning or error for the whole outage');
   assert.equal(failed[0]!.err?.message, 'Telegram unreachable #1');

@@ -15,7 +15,8 @@ describe('pushing the core events to chats', () => {
     const jobs = startBackgroundJobs(h.bot);
     const mark = h.calls.length;
     const otp = await h.t.admin.simulateOtp(card.id, 1_500, 'Shop');
-    const toChat = (chatId: number) => h.waitFor((c) => c.method === 'sendMessage' && c.payload.chat_id === chatId && String(c.payload.text).includes(otp.code), mark);
+    const toChat = (chatId: number) =>
+      h.waitFor((c) => c.method === 'sendMessage' && c.payload.chat_id === chatId && String(c.payload.text).includes(otp.code), mark);
     const [first, second] = await Promise.all([toChat(8001), toChat(8002)]);
     assert.equal(first.payload.protect_content, true);
     assert.equal(second.payload.protect_content, true);
@@ -61,7 +62,12 @@ describe('pushing the core events to chats', () => {
     await h.waitFor((c) => c.method === 'sendMessage' && String(c.payload.text).includes(otp.code), mark);
     assert.equal(h.since(mark, 'deleteMessage').length, 0);
     // The deletion is stored right after the send; wait for the row before moving the clock.
-    const pending = () => h.t.database.db.withTables<{ bot_pending_deletions: { chat_id: number } }>().selectFrom('bot_pending_deletions').selectAll().execute();
+    const pending = () =>
+      h.t.database.db
+        .withTables<{ bot_pending_deletions: { chat_id: number } }>()
+        .selectFrom('bot_pending_deletions')
+        .selectAll()
+        .execute();
     while ((await pending()).length === 0) await new Promise((resolve) => setImmediate(resolve));
     h.t.clock.advance(31_000);
     await h.waitFor((c) => c.method === 'deleteMessage', mark);
@@ -70,7 +76,8 @@ describe('pushing the core events to chats', () => {
 
   it('skips a chat that blocked the bot instead of holding up later events', async () => {
     const h = await createHarness({
-      failCall: (method, p) => (method === 'sendMessage' && p.chat_id === 8301 ? { code: 403, description: 'Forbidden: bot was blocked by the user' } : undefined),
+      failCall: (method, p) =>
+        method === 'sendMessage' && p.chat_id === 8301 ? { code: 403, description: 'Forbidden: bot was blocked by the user' } : undefined,
     });
     const me = await h.linkedCustomer(8301);
     await h.send(textUpdate({ id: 8302 }, `/link ${me.token}`));

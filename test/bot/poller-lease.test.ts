@@ -11,7 +11,15 @@ const depsFor = (t: TestCore, apiRoot: string): BotDeps => ({
   db: t.database.db,
   clock: t.clock,
   logger: capturedLogger('info').logger,
-  config: { token: '1:poller', apiRoot, sensitiveTtlSeconds: 60, otpTtlSeconds: 60, pollIntervalMs: 50, rateLimit: false, pollerLeaseMs: 300 },
+  config: {
+    token: '1:poller',
+    apiRoot,
+    sensitiveTtlSeconds: 60,
+    otpTtlSeconds: 60,
+    pollIntervalMs: 50,
+    rateLimit: false,
+    pollerLeaseMs: 300,
+  },
 });
 
 test('a second polling instance on the same database is refused with a clear error; the first one polls on', async () => {
@@ -21,7 +29,10 @@ test('a second polling instance on the same database is refused with a clear err
   try {
     const first = await startBot(depsFor(t, apiRoot));
     const started = Date.now();
-    await assert.rejects(startBot(depsFor(t, apiRoot)), (error: unknown) => error instanceof PollerTakenError && /BOT_MODE=webhook/.test(error.message));
+    await assert.rejects(
+      startBot(depsFor(t, apiRoot)),
+      (error: unknown) => error instanceof PollerTakenError && /BOT_MODE=webhook/.test(error.message),
+    );
     assert.ok(Date.now() - started >= 300, 'it waited for the lease to lapse before refusing');
     // The first still answers its users.
     const user = server.user(8801);
@@ -43,7 +54,11 @@ test('the lease of a poller that died lapses: the next start takes it over', asy
   const t = await createTestCore();
   try {
     const died = new Date(t.clock.now().getTime() - 60_000).toISOString();
-    await t.database.db.withTables<{ bot_kv: { key: string; value: string; updated_at: string } }>().insertInto('bot_kv').values({ key: 'bot:poller', value: 'a-dead-process', updated_at: died }).execute();
+    await t.database.db
+      .withTables<{ bot_kv: { key: string; value: string; updated_at: string } }>()
+      .insertInto('bot_kv')
+      .values({ key: 'bot:poller', value: 'a-dead-process', updated_at: died })
+      .execute();
     const running = await startBot(depsFor(t, apiRoot));
     await running.stop();
   } finally {

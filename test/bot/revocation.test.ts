@@ -12,7 +12,12 @@ async function admin(h: Harness, ...argv: string[]): Promise<number> {
 }
 
 const conversationState = (h: Harness, chatId: number) =>
-  h.t.database.db.withTables<{ bot_kv: { key: string } }>().selectFrom('bot_kv').select('key').where('key', '=', `${CONVERSATION_KEY_PREFIX}${chatId}`).executeTakeFirst();
+  h.t.database.db
+    .withTables<{ bot_kv: { key: string } }>()
+    .selectFrom('bot_kv')
+    .select('key')
+    .where('key', '=', `${CONVERSATION_KEY_PREFIX}${chatId}`)
+    .executeTakeFirst();
 
 describe('revocation stops everything at once', () => {
   it('a revoked token gets no pushed OTP, its flow is dropped, and its chat is told once that it was unlinked', async () => {
@@ -38,7 +43,9 @@ describe('revocation stops everything at once', () => {
     await jobs.stop();
 
     const toRevoked = texts(h.since(mark).filter((c) => c.payload.chat_id === 9101));
-    assert.deepEqual(toRevoked, ['This chat was unlinked: its API token was revoked. Nothing more will arrive here. To link again, send a new API token.']);
+    assert.deepEqual(toRevoked, [
+      'This chat was unlinked: its API token was revoked. Nothing more will arrive here. To link again, send a new API token.',
+    ]);
 
     // The next message in that chat is not told a second time, and the old flow does not take it.
     const calls = await h.send(textUpdate({ id: 9101 }, '25'));
@@ -51,7 +58,11 @@ describe('revocation stops everything at once', () => {
     const me = await h.linkedCustomer(9201);
     const card = await newCard(h.t, me);
     // Revoked behind the bot's back (no chat link ended): the outbox itself must refuse the chat.
-    await h.t.database.db.updateTable('api_tokens').set({ revoked_at: h.t.clock.now().toISOString() }).where('user_id', '=', me.userId).execute();
+    await h.t.database.db
+      .updateTable('api_tokens')
+      .set({ revoked_at: h.t.clock.now().toISOString() })
+      .where('user_id', '=', me.userId)
+      .execute();
     const mark = h.calls.length;
     const jobs = startBackgroundJobs(h.bot);
     const otp = await h.t.admin.simulateOtp(card.id);
@@ -63,7 +74,10 @@ describe('revocation stops everything at once', () => {
     }
     await jobs.stop();
     assert.equal(purchase.status, 'Declined');
-    assert.deepEqual(h.since(mark, 'sendMessage').filter((c) => String(c.payload.text).includes(otp.code) || c.payload.chat_id === 9201), []);
+    assert.deepEqual(
+      h.since(mark, 'sendMessage').filter((c) => String(c.payload.text).includes(otp.code) || c.payload.chat_id === 9201),
+      [],
+    );
   });
 
   it('tokens revoke --user ID --all cuts a user off everywhere: every token refused, every chat unlinked and told', async () => {
@@ -74,7 +88,10 @@ describe('revocation stops everything at once', () => {
     assert.equal(await admin(h, 'tokens', 'revoke', '--user', me.userId, '--all'), 0);
     await assert.rejects(h.t.core.authenticate(me.token), /Invalid or missing API token/);
     assert.equal((await h.t.core.authenticate(other.token)).userId, other.userId);
-    assert.deepEqual((await h.t.admin.listLinks({ userId: me.userId })).map((l) => l.chatId), []);
+    assert.deepEqual(
+      (await h.t.admin.listLinks({ userId: me.userId })).map((l) => l.chatId),
+      [],
+    );
     const mark = h.calls.length;
     const jobs = startBackgroundJobs(h.bot);
     await h.waitFor((c) => c.payload.chat_id === 9301, mark);
@@ -95,7 +112,10 @@ describe('revocation stops everything at once', () => {
     const notice = await h.waitFor((c) => c.payload.chat_id === 9402, mark);
     await jobs.stop();
     assert.match(String(notice.payload.text), /Чат отвязан оператором/);
-    assert.deepEqual((await h.t.admin.listLinks()).map((l) => l.chatId), [9401]);
+    assert.deepEqual(
+      (await h.t.admin.listLinks()).map((l) => l.chatId),
+      [9401],
+    );
   });
 
   it('a chat the operator unlinked is stopped at once, though its token still works', async () => {

@@ -21,7 +21,10 @@ test('a start that waits for Telegram says so in the log, then starts once Teleg
     });
     await running.stop();
     const log = text();
-    const lines = log.trim().split('\n').map((line) => JSON.parse(line) as { msg: string; apiHost?: string });
+    const lines = log
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { msg: string; apiHost?: string });
     const notice = lines.findIndex((l) => /Telegram has not answered yet/.test(l.msg));
     assert.ok(notice >= 0, 'the wait was logged');
     assert.equal(lines[notice]!.apiHost, new URL(apiRoot).host);

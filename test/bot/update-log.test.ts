@@ -15,7 +15,12 @@ test('the bot logs each update type and chat id at debug', async (ctx) => {
   const press = callbackUpdate({ id: 4102 }, 'nothing');
   const post = channelPostUpdate(-100_4103, 'news');
   for (const update of [message, press, post]) await h.send(update);
-  const lines = h.log().trim().split('\n').map((l) => JSON.parse(l) as Line).filter((l) => l.msg === 'update');
+  const lines = h
+    .log()
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Line)
+    .filter((l) => l.msg === 'update');
   assert.deepEqual(
     lines.map((l) => [l.level, l.updateId, l.updateType, l.chatId]),
     [
@@ -31,7 +36,13 @@ test('the bot logs each update type and chat id at debug', async (ctx) => {
   ctx.after(() => t.close());
   const quiet = capturedLogger('info');
   const bot = createBot(
-    { core: t.core, db: t.database.db, clock: t.clock, logger: quiet.logger, config: { token: '1:test', apiRoot: 'http://127.0.0.1:9', sensitiveTtlSeconds: 60, otpTtlSeconds: 60, rateLimit: false } },
+    {
+      core: t.core,
+      db: t.database.db,
+      clock: t.clock,
+      logger: quiet.logger,
+      config: { token: '1:test', apiRoot: 'http://127.0.0.1:9', sensitiveTtlSeconds: 60, otpTtlSeconds: 60, rateLimit: false },
+    },
     { botInfo: BOT_INFO, fetch: (async () => new Response(JSON.stringify({ ok: true, result: true }))) as typeof fetch },
   );
   await bot.handleUpdate(textUpdate({ id: 4104, groupId: -4104 }, 'hi'));

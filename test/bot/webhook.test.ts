@@ -15,13 +15,23 @@ describe('webhook mode', () => {
     app.post('/telegram', webhookHandler(h.bot, 'sekret_1'));
     const update = textUpdate({ id: 9001 }, '/start');
 
-    const refused = await app.inject({ method: 'POST', url: '/telegram', payload: update, headers: { 'x-telegram-bot-api-secret-token': 'wrong' } });
+    const refused = await app.inject({
+      method: 'POST',
+      url: '/telegram',
+      payload: update,
+      headers: { 'x-telegram-bot-api-secret-token': 'wrong' },
+    });
     assert.equal(refused.statusCode, 401);
     const missing = await app.inject({ method: 'POST', url: '/telegram', payload: update });
     assert.equal(missing.statusCode, 401);
     assert.equal(h.calls.length, 0);
 
-    const accepted = await app.inject({ method: 'POST', url: '/telegram', payload: update, headers: { 'x-telegram-bot-api-secret-token': 'sekret_1' } });
+    const accepted = await app.inject({
+      method: 'POST',
+      url: '/telegram',
+      payload: update,
+      headers: { 'x-telegram-bot-api-secret-token': 'sekret_1' },
+    });
     assert.equal(accepted.statusCode, 200);
     assert.match(texts(h.calls).join('\n'), /send me your API token/);
     await app.close();

@@ -12,7 +12,10 @@ for (const dialect of dialects()) {
       const card = await newCard(t, alice);
       await t.core.topup(alice.caller, card.id, { amount: 2_000 });
       const purchase = await t.admin.simulatePurchase(card.id, 1_250, 'Coffee Shop');
-      assert.deepEqual({ ...purchase, transactionId: undefined }, { transactionId: undefined, status: 'Approved', declineCode: null, cardBalance: 750 });
+      assert.deepEqual(
+        { ...purchase, transactionId: undefined },
+        { transactionId: undefined, status: 'Approved', declineCode: null, cardBalance: 750 },
+      );
       const [line] = (await t.core.listTransactions(alice.caller, {})).data;
       assert.equal(line?.id, purchase.transactionId);
       assert.equal(line?.status, 'Approved');

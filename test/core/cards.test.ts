@@ -147,14 +147,32 @@ for (const dialect of dialects()) {
       await t.admin.createCoupon({ code: 'HALF', kind: 'percent', value: 5_000, maxRedemptions: 1 });
       const input = { bin_id: bin.id, planId: plan.id, name: 'Ads', coupon_id: 'HALF' };
       const quote = await t.core.quoteCreateCard(alice.caller, input);
-      assert.deepEqual(quote, { planFee: 500, fee: 250, walletBalance: 10_000, walletAfter: 9_750, initialBalance: Number(bin.initialBalance) });
+      assert.deepEqual(quote, {
+        planFee: 500,
+        fee: 250,
+        walletBalance: 10_000,
+        walletAfter: 9_750,
+        initialBalance: Number(bin.initialBalance),
+      });
       assert.equal((await t.admin.listCoupons())[0]?.redemptions, 0);
       await t.core.createCard(alice.caller, input);
       assert.equal((await t.core.walletBalance(alice.caller)).balance, quote.walletAfter);
       await assertRefused(t.core.quoteCreateCard(alice.caller, input), 'INVALID_COUPON', 'Invalid coupon: coupon has no redemptions left');
-      await assertRefused(t.core.quoteCreateCard(alice.caller, { ...input, coupon_id: 'NOPE' }), 'INVALID_COUPON', 'Invalid coupon: coupon not found');
-      await assertRefused(t.core.quoteCreateCard(alice.caller, { ...input, bin_id: '00000000-0000-4000-8000-000000000000' }), 'INVALID_BIN', 'Invalid BIN ID or BIN is disabled');
-      await assertRefused(t.core.quoteCreateCard(alice.caller, { ...input, planId: 999 }), 'INVALID_PLAN', 'Invalid plan ID or plan is inactive');
+      await assertRefused(
+        t.core.quoteCreateCard(alice.caller, { ...input, coupon_id: 'NOPE' }),
+        'INVALID_COUPON',
+        'Invalid coupon: coupon not found',
+      );
+      await assertRefused(
+        t.core.quoteCreateCard(alice.caller, { ...input, bin_id: '00000000-0000-4000-8000-000000000000' }),
+        'INVALID_BIN',
+        'Invalid BIN ID or BIN is disabled',
+      );
+      await assertRefused(
+        t.core.quoteCreateCard(alice.caller, { ...input, planId: 999 }),
+        'INVALID_PLAN',
+        'Invalid plan ID or plan is inactive',
+      );
     });
 
     test('an expired coupon is refused', async (ctx) => {
@@ -229,7 +247,8 @@ for (const dialect of dialects()) {
       const alice = await newCustomer(t);
       const first = await newCard(t, alice, 'First');
       const second = await newCard(t, alice, 'Second');
-      const rowOf = (id: string) => t.database.db.selectFrom('cards').select(['pan_encrypted', 'cvv_encrypted']).where('id', '=', id).executeTakeFirstOrThrow();
+      const rowOf = (id: string) =>
+        t.database.db.selectFrom('cards').select(['pan_encrypted', 'cvv_encrypted']).where('id', '=', id).executeTakeFirstOrThrow();
       const stolen = await rowOf(first.id);
       await t.database.db.updateTable('cards').set({ pan_encrypted: stolen.pan_encrypted }).where('id', '=', second.id).execute();
       await assert.rejects(t.core.getSensitiveDetails(alice.caller, second.id), /Unsupported state or unable to authenticate data/);
@@ -248,7 +267,11 @@ for (const dialect of dialects()) {
         const body = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
         return ['v1', iv.toString('base64'), cipher.getAuthTag().toString('base64'), body.toString('base64')].join('.');
       };
-      await t.database.db.updateTable('cards').set({ pan_encrypted: v1('4242424242424242'), cvv_encrypted: v1('123') }).where('id', '=', card.id).execute();
+      await t.database.db
+        .updateTable('cards')
+        .set({ pan_encrypted: v1('4242424242424242'), cvv_encrypted: v1('123') })
+        .where('id', '=', card.id)
+        .execute();
       const details = await t.core.getSensitiveDetails(alice.caller, card.id);
       assert.equal(details.pan, '4242424242424242');
       assert.equal(details.cvv, '123');
@@ -263,7 +286,10 @@ for (const dialect of dialects()) {
       assert.equal(read.balance, 700);
       assert.equal(read.deposit, 700);
       assert.equal(read.address.country, 'US');
-      assert.deepEqual((await t.core.listCards(alice.caller)).map((c) => c.id), [card.id]);
+      assert.deepEqual(
+        (await t.core.listCards(alice.caller)).map((c) => c.id),
+        [card.id],
+      );
     });
   });
 
@@ -304,11 +330,15 @@ for (const dialect of dialects()) {
       assert.equal((await t.core.freeze(alice.caller, card.id)).status, 'frozen');
     });
 
-    test('freeze, unfreeze, withdrawal and closure are applied at the provider, for the card\'s provider id', async (ctx) => {
+    test("freeze, unfreeze, withdrawal and closure are applied at the provider, for the card's provider id", async (ctx) => {
       const t = await useCore(ctx, dialect);
       const alice = await newCustomer(t, 100_000);
       const card = await newCard(t, alice);
-      const { provider_card_id: providerCardId } = await t.database.db.selectFrom('cards').select('provider_card_id').where('id', '=', card.id).executeTakeFirstOrThrow();
+      const { provider_card_id: providerCardId } = await t.database.db
+        .selectFrom('cards')
+        .select('provider_card_id')
+        .where('id', '=', card.id)
+        .executeTakeFirstOrThrow();
       const from = t.provider.calls.length;
       await t.core.topup(alice.caller, card.id, { amount: 5_000 });
       await t.core.freeze(alice.caller, card.id);
@@ -510,7 +540,11 @@ for (const dialect of dialects()) {
       await assertRefused(t.core.withdraw(alice.caller, card.id, { amount: 99 }), 'VALIDATION', 'Invalid input data');
       await assertRefused(t.core.withdraw(alice.caller, card.id, { amount: -100 }), 'VALIDATION', 'Invalid input data');
       const { bin, plan } = await catalogue(t);
-      await assertRefused(t.core.createCard(alice.caller, { bin_id: bin.id, planId: plan.id, name: 'x'.repeat(256) }), 'VALIDATION', 'Invalid input data');
+      await assertRefused(
+        t.core.createCard(alice.caller, { bin_id: bin.id, planId: plan.id, name: 'x'.repeat(256) }),
+        'VALIDATION',
+        'Invalid input data',
+      );
       await assertRefused(t.core.listTransactions(alice.caller, { limit: 0 }), 'VALIDATION', 'Invalid input data');
       await assertRefused(t.core.listTransactions(alice.caller, { page: 1.5 }), 'VALIDATION', 'Invalid input data');
       assert.deepEqual(await t.admin.checkLedger(), before);

@@ -23,9 +23,7 @@ for (const dialect of dialects()) {
       const t = await useCore(ctx, dialect);
       const alice = await newCustomer(t, 1_000_000);
       const card = await newCard(t, alice);
-      const { ok, refused } = await settle(
-        Array.from({ length: 50 }, () => t.core.topup(alice.caller, card.id, { amount: 1_000 })),
-      );
+      const { ok, refused } = await settle(Array.from({ length: 50 }, () => t.core.topup(alice.caller, card.id, { amount: 1_000 })));
       assert.equal(ok.length, 1);
       assert.deepEqual(new Set(refused), new Set(['TOPUP_COOLDOWN']));
       assert.equal(refused.length, 49);
@@ -52,7 +50,10 @@ for (const dialect of dialects()) {
       const { ok, refused } = await settle(attempts);
       assert.equal(ok.length, 1);
       assert.equal(refused.length, 19);
-      assert.ok(refused.every((code) => code === 'INSUFFICIENT_BALANCE' || code === 'INSUFFICIENT_WALLET_BALANCE'), refused.join());
+      assert.ok(
+        refused.every((code) => code === 'INSUFFICIENT_BALANCE' || code === 'INSUFFICIENT_WALLET_BALANCE'),
+        refused.join(),
+      );
       const wallet = (await t.core.walletBalance(alice.caller)).balance;
       assert.ok(wallet === 0 || wallet === 1, `wallet ${wallet}`);
       assert.equal((await t.core.listCards(alice.caller)).length, wallet === 0 ? 11 : 10);
@@ -117,7 +118,10 @@ for (const dialect of dialects()) {
       for (const user of users) for (let i = 0; i < 2; i++) cards.push({ user, card: await newCard(t, user, `Card ${i}`) });
       const moved = { deposits: 6 * 20_000, fees: 12 * plan.creationFee, purchases: 0, refunds: 0 };
       let seed = 7;
-      const next = (n: number) => (seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648) % n;
+      const next = (n: number) => {
+        seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
+        return seed % n;
+      };
       for (let batch = 0; batch < 12; batch++) {
         const attempts: Promise<void>[] = [];
         for (let i = 0; i < 30; i++) {

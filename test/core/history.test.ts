@@ -85,7 +85,10 @@ for (const dialect of dialects()) {
       const byId = await t.core.listOtps(alice.caller, card.id);
       assert.deepEqual(byId.cardInfo, { id: card.number, nickname: 'Shopping' });
       assert.equal(typeof byId.cardInfo.id, 'number');
-      assert.deepEqual(byId.otps.map((o) => o.code), [second.code, first.code]);
+      assert.deepEqual(
+        byId.otps.map((o) => o.code),
+        [second.code, first.code],
+      );
       assert.equal(byId.otps[0]?.amount, 500);
       assert.equal(byId.otps[0]?.maskedPan, card.maskedPan);
       assert.equal(byId.otps[0]?.cardName, 'Shopping');
@@ -171,11 +174,7 @@ for (const dialect of dialects()) {
     test('a caller without a wallet is refused: wallet not found', async (ctx) => {
       const t = await useCore(ctx, dialect);
       const alice = await newCustomer(t);
-      await assertRefused(
-        t.core.walletBalance({ userId: alice.userId, walletAccountId: 987_654 }),
-        'WALLET_NOT_FOUND',
-        'Wallet not found',
-      );
+      await assertRefused(t.core.walletBalance({ userId: alice.userId, walletAccountId: 987_654 }), 'WALLET_NOT_FOUND', 'Wallet not found');
     });
   });
 }

@@ -73,7 +73,9 @@ for (const dialect of dialects()) {
       const alice = await newCustomer(t, 1_000);
       await t.database.db.updateTable('accounts').set({ balance: 1_001 }).where('id', '=', alice.caller.walletAccountId).execute();
       const ledger = await t.admin.checkLedger();
-      assert.deepEqual(ledger.differences, [{ accountId: alice.caller.walletAccountId, kind: 'wallet', cached: 1_001, fromEntries: 1_000 }]);
+      assert.deepEqual(ledger.differences, [
+        { accountId: alice.caller.walletAccountId, kind: 'wallet', cached: 1_001, fromEntries: 1_000 },
+      ]);
     });
 
     test('the database itself refuses a negative user balance', async (ctx) => {

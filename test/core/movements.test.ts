@@ -286,7 +286,11 @@ for (const dialect of dialects()) {
       await t.core.topup(alice.caller, card.id, { amount: 5_000 });
       await t.core.withdraw(alice.caller, card.id, { amount: 1_000 });
       t.clock.advance(15 * MINUTE - SECOND);
-      const refused = await assertRefused(t.core.close(alice.caller, card.id), 'WITHDRAW_COOLDOWN', 'Please wait 15 minutes between withdrawals');
+      const refused = await assertRefused(
+        t.core.close(alice.caller, card.id),
+        'WITHDRAW_COOLDOWN',
+        'Please wait 15 minutes between withdrawals',
+      );
       assert.equal(refused.retryAfterSeconds, 1);
       t.clock.advance(SECOND);
       assert.equal((await t.core.close(alice.caller, card.id)).balanceWithdrawn, 4_000);
@@ -320,7 +324,11 @@ for (const dialect of dialects()) {
       const alice = await newCustomer(t, 100_000);
       const card = await newCard(t, alice);
       assert.equal(card.providerReady, false);
-      await assertRefused(t.core.withdraw(alice.caller, card.id, { amount: 100 }), 'CARD_NOT_READY_WITHDRAW', 'Card is not ready for withdrawals');
+      await assertRefused(
+        t.core.withdraw(alice.caller, card.id, { amount: 100 }),
+        'CARD_NOT_READY_WITHDRAW',
+        'Card is not ready for withdrawals',
+      );
     });
 
     test('a withdrawal the provider fails changes no balance', async (ctx) => {

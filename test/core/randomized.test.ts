@@ -185,7 +185,13 @@ for (const dialect of dialects()) {
           const amount = random.int(1, 8_000);
           const purchase = await t.admin.simulatePurchase(card.id, amount);
           const declineCode =
-            card.status === 'frozen' ? 'card_frozen' : card.status === 'closed' ? 'card_closed' : amount > card.balance ? 'insufficient_funds' : null;
+            card.status === 'frozen'
+              ? 'card_frozen'
+              : card.status === 'closed'
+                ? 'card_closed'
+                : amount > card.balance
+                  ? 'insufficient_funds'
+                  : null;
           assert.equal(purchase.declineCode, declineCode);
           if (!declineCode) {
             card.balance -= amount;
@@ -227,7 +233,15 @@ for (const dialect of dialects()) {
       }
       assert.equal(held, totals.deposits + totals.initial - totals.fees - totals.purchases + totals.refunds);
       // The run exercised the refusals, not only the happy paths.
-      for (const key of ['topup:ok', 'topup:TOPUP_COOLDOWN', 'topup:CARD_LIMIT_EXCEEDED', 'withdraw:ok', 'withdraw:WITHDRAW_COOLDOWN', 'close:ok', 'freeze:ok']) {
+      for (const key of [
+        'topup:ok',
+        'topup:TOPUP_COOLDOWN',
+        'topup:CARD_LIMIT_EXCEEDED',
+        'withdraw:ok',
+        'withdraw:WITHDRAW_COOLDOWN',
+        'close:ok',
+        'freeze:ok',
+      ]) {
         assert.ok((outcomes.get(key) ?? 0) > 0, `never saw ${key}`);
       }
     });

@@ -28,9 +28,20 @@ const createCard = (body: unknown) => parseInput(t.core.schemas.createCard, body
 
 describe('top-up amount (spec 4.6 rule 1, section 8)', () => {
   test('a top-up of 4.99 is refused with the spec item: too_small, minimum 5, "Minimum top-up amount is 5"', () => {
-    assert.deepEqual(issuesOf(() => topup(4.99)), [
-      { code: 'too_small', minimum: 5, type: 'number', inclusive: true, exact: false, message: 'Minimum top-up amount is 5', path: ['amount'] },
-    ]);
+    assert.deepEqual(
+      issuesOf(() => topup(4.99)),
+      [
+        {
+          code: 'too_small',
+          minimum: 5,
+          type: 'number',
+          inclusive: true,
+          exact: false,
+          message: 'Minimum top-up amount is 5',
+          path: ['amount'],
+        },
+      ],
+    );
   });
 
   test('a top-up of 5.00 is accepted as 500 cents', () => {
@@ -43,9 +54,20 @@ describe('top-up amount (spec 4.6 rule 1, section 8)', () => {
   });
 
   test('a top-up of 10,000.01 is refused: too_big, maximum 10000', () => {
-    assert.deepEqual(issuesOf(() => topup(10_000.01)), [
-      { code: 'too_big', maximum: 10_000, type: 'number', inclusive: true, exact: false, message: 'Maximum top-up amount is 10000', path: ['amount'] },
-    ]);
+    assert.deepEqual(
+      issuesOf(() => topup(10_000.01)),
+      [
+        {
+          code: 'too_big',
+          maximum: 10_000,
+          type: 'number',
+          inclusive: true,
+          exact: false,
+          message: 'Maximum top-up amount is 10000',
+          path: ['amount'],
+        },
+      ],
+    );
   });
 
   test('a top-up with more than 2 decimals (5.001) is refused', () => {
@@ -57,8 +79,14 @@ describe('top-up amount (spec 4.6 rule 1, section 8)', () => {
 
   test('a third decimal on a large amount is refused, not rounded (1000.001, 9999.999)', () => {
     for (const amount of [1_000.001, 9_999.999]) {
-      assert.deepEqual(issuesOf(() => topup(amount)).map((i) => i.message), ['Amount must have at most 2 decimal places']);
-      assert.deepEqual(issuesOf(() => withdraw(amount)).map((i) => i.message), ['Amount must have at most 2 decimal places']);
+      assert.deepEqual(
+        issuesOf(() => topup(amount)).map((i) => i.message),
+        ['Amount must have at most 2 decimal places'],
+      );
+      assert.deepEqual(
+        issuesOf(() => withdraw(amount)).map((i) => i.message),
+        ['Amount must have at most 2 decimal places'],
+      );
     }
   });
 
@@ -81,9 +109,20 @@ describe('top-up amount (spec 4.6 rule 1, section 8)', () => {
 
 describe('withdrawal amount (spec 4.7, section 8)', () => {
   test('a withdrawal of 0.99 is refused with the spec item: "Minimum withdrawal amount is 1.00"', () => {
-    assert.deepEqual(issuesOf(() => withdraw(0.99)), [
-      { code: 'too_small', minimum: 1, type: 'number', inclusive: true, exact: false, message: 'Minimum withdrawal amount is 1.00', path: ['amount'] },
-    ]);
+    assert.deepEqual(
+      issuesOf(() => withdraw(0.99)),
+      [
+        {
+          code: 'too_small',
+          minimum: 1,
+          type: 'number',
+          inclusive: true,
+          exact: false,
+          message: 'Minimum withdrawal amount is 1.00',
+          path: ['amount'],
+        },
+      ],
+    );
   });
 
   test('a withdrawal of 1.00 is accepted', () => {
@@ -110,9 +149,10 @@ describe('card creation input (spec 4.4, section 8)', () => {
   const valid = { bin_id: 'b', planId: 1, name: 'Ads' };
 
   test('an empty card name is refused with "Card name is required"', () => {
-    assert.deepEqual(issuesOf(() => createCard({ ...valid, name: '' })), [
-      { code: 'too_small', minimum: 1, type: 'string', inclusive: true, exact: false, message: 'Card name is required', path: ['name'] },
-    ]);
+    assert.deepEqual(
+      issuesOf(() => createCard({ ...valid, name: '' })),
+      [{ code: 'too_small', minimum: 1, type: 'string', inclusive: true, exact: false, message: 'Card name is required', path: ['name'] }],
+    );
   });
 
   test('a missing card name is refused with "Card name is required"', () => {

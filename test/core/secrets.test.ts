@@ -6,7 +6,6 @@ import { sealedOld } from '../helpers/sealed-values.js';
 const keyA = Buffer.alloc(32, 1);
 const keyB = Buffer.alloc(32, 2);
 
-
 describe('card data at rest', () => {
   test('a key is told by a fingerprint that is stable, differs between keys and does not reveal the key', () => {
     assert.equal(cardDataKeyFingerprint(keyA), cardDataKeyFingerprint(Buffer.from(keyA)));

@@ -43,7 +43,10 @@ test('admin backup writes a copy readable by its owner only', async (ctx) => {
   ctx.after(() => t.close());
   const out: string[] = [];
   const target = path.join(dir, 'backup.db');
-  const code = await runAdmin(['backup', '--to', target], async () => ({ ...t, close: async () => {} }), { out: (s) => out.push(s), err: (s) => out.push(s) });
+  const code = await runAdmin(['backup', '--to', target], async () => ({ ...t, close: async () => {} }), {
+    out: (s) => out.push(s),
+    err: (s) => out.push(s),
+  });
   assert.equal(code, 0, out.join('\n'));
   assert.equal(mode(target), 0o600);
   assert.ok(statSync(target).size > 0);

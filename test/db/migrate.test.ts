@@ -12,13 +12,16 @@ describe('migrations', () => {
       assert.ok(applied.length >= 1);
       assert.deepEqual(await migrateToLatest(database.db), []);
       const tables = (await database.db.introspection.getTables()).map((t) => t.name);
-      for (const table of ['accounts', 'journals', 'entries', 'cards', 'card_transactions', 'outbox']) assert.ok(tables.includes(table), table);
+      for (const table of ['accounts', 'journals', 'entries', 'cards', 'card_transactions', 'outbox'])
+        assert.ok(tables.includes(table), table);
     } finally {
       await database.close();
     }
   });
 
-  test('migrations started at once on one fresh Postgres schema all succeed, each applied once', { skip: !process.env.TEST_DATABASE_URL }, async () => {
+  test('migrations started at once on one fresh Postgres schema all succeed, each applied once', {
+    skip: !process.env.TEST_DATABASE_URL,
+  }, async () => {
     const baseUrl = process.env.TEST_DATABASE_URL!;
     const schema = await freshPostgresSchema(baseUrl);
     const databases = Array.from({ length: 4 }, () => openDatabase(schema.url));
@@ -34,7 +37,9 @@ describe('migrations', () => {
     }
   });
 
-  test('Postgres schemas migrate independently, each finding its own migration tables', { skip: !process.env.TEST_DATABASE_URL }, async () => {
+  test('Postgres schemas migrate independently, each finding its own migration tables', {
+    skip: !process.env.TEST_DATABASE_URL,
+  }, async () => {
     const baseUrl = process.env.TEST_DATABASE_URL!;
     const first = await freshPostgresSchema(baseUrl);
     const second = await freshPostgresSchema(baseUrl);

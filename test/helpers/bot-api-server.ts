@@ -31,10 +31,21 @@ export interface StoredMessage {
   sentAt?: number;
 }
 
-const BOT_USER = { id: 777000, is_bot: true, first_name: 'Cards', username: 'cards_test_bot', can_join_groups: true, can_read_all_group_messages: false, supports_inline_queries: false };
+const BOT_USER = {
+  id: 777000,
+  is_bot: true,
+  first_name: 'Cards',
+  username: 'cards_test_bot',
+  can_join_groups: true,
+  can_read_all_group_messages: false,
+  supports_inline_queries: false,
+};
 
 class ApiRefusal extends Error {
-  constructor(readonly code: number, description: string) {
+  constructor(
+    readonly code: number,
+    description: string,
+  ) {
     super(description);
   }
 }
@@ -96,14 +107,21 @@ export class BotApiServer {
   }
 
   /** Resolves with the first recorded call after `mark` matching `predicate`; rejects after `timeoutMs`. */
-  async waitForCall(predicate: (call: RecordedCall) => boolean, mark = 0, timeoutMs = 15_000, what = 'a matching call'): Promise<RecordedCall> {
+  async waitForCall(
+    predicate: (call: RecordedCall) => boolean,
+    mark = 0,
+    timeoutMs = 15_000,
+    what = 'a matching call',
+  ): Promise<RecordedCall> {
     const deadline = Date.now() + timeoutMs;
     let scanned = mark;
     for (;;) {
       for (; scanned < this.calls.length; scanned++) if (predicate(this.calls[scanned]!)) return this.calls[scanned]!;
       const left = deadline - Date.now();
       if (left <= 0) {
-        const seen = this.calls.slice(mark).map((c) => `${c.method}${c.payload.text ? ` "${String(c.payload.text).slice(0, 60)}"` : ''}${c.ok ? '' : ` ERROR ${c.error}`}`);
+        const seen = this.calls
+          .slice(mark)
+          .map((c) => `${c.method}${c.payload.text ? ` "${String(c.payload.text).slice(0, 60)}"` : ''}${c.ok ? '' : ` ERROR ${c.error}`}`);
         throw new Error(`Timed out waiting for ${what}; calls since mark:\n  ${seen.join('\n  ')}`);
       }
       await new Promise<void>((resolve) => {
@@ -300,7 +318,8 @@ export class BotApiServer {
       }
       case 'answerCallbackQuery': {
         const id = String(payload.callback_query_id);
-        if (this.#answered.has(id)) throw new ApiRefusal(400, 'Bad Request: query is too old and response timeout expired or query ID is invalid');
+        if (this.#answered.has(id))
+          throw new ApiRefusal(400, 'Bad Request: query is too old and response timeout expired or query ID is invalid');
         this.#answered.add(id);
         return true;
       }
@@ -334,13 +353,18 @@ export class ScriptedUser {
   }
 
   #chat() {
-    return this.chatId > 0 ? { id: this.chatId, type: 'private', first_name: this.firstName } : { id: this.chatId, type: 'group', title: 'Group' };
+    return this.chatId > 0
+      ? { id: this.chatId, type: 'private', first_name: this.firstName }
+      : { id: this.chatId, type: 'group', title: 'Group' };
   }
 
   /** Sends text (a command when it starts with `/`); returns the call-log mark taken before. */
   send(text: string): { mark: number; message: StoredMessage } {
     const command = /^\/\w+/.exec(text);
-    return this.#sendMessage(text, { text, ...(command ? { entities: [{ type: 'bot_command', offset: 0, length: command[0].length }] } : {}) });
+    return this.#sendMessage(text, {
+      text,
+      ...(command ? { entities: [{ type: 'bot_command', offset: 0, length: command[0].length }] } : {}),
+    });
   }
 
   /** Sends a photo with `caption`. */
@@ -350,7 +374,10 @@ export class ScriptedUser {
 
   /** Forwards into this chat a message another user wrote. */
   forward(text: string): { mark: number; message: StoredMessage } {
-    return this.#sendMessage(text, { text, forward_origin: { type: 'user', date: this.server.now(), sender_user: { id: 4242, is_bot: false, first_name: 'Bob' } } });
+    return this.#sendMessage(text, {
+      text,
+      forward_origin: { type: 'user', date: this.server.now(), sender_user: { id: 4242, is_bot: false, first_name: 'Bob' } },
+    });
   }
 
   /** Edits a message this user sent earlier so that it reads `text`. */
@@ -358,7 +385,14 @@ export class ScriptedUser {
     const mark = this.server.mark();
     message.text = text;
     this.server.pushUpdate({
-      edited_message: { message_id: message.messageId, date: this.server.now(), edit_date: this.server.now(), chat: this.#chat(), from: this.#from(), text },
+      edited_message: {
+        message_id: message.messageId,
+        date: this.server.now(),
+        edit_date: this.server.now(),
+        chat: this.#chat(),
+        from: this.#from(),
+        text,
+      },
     });
     return { mark, message };
   }
@@ -366,7 +400,9 @@ export class ScriptedUser {
   #sendMessage(stored: string, fields: Record<string, unknown>): { mark: number; message: StoredMessage } {
     const mark = this.server.mark();
     const message = this.server.storeUserMessage(this.chatId, stored);
-    this.server.pushUpdate({ message: { message_id: message.messageId, date: this.server.now(), chat: this.#chat(), from: this.#from(), ...fields } });
+    this.server.pushUpdate({
+      message: { message_id: message.messageId, date: this.server.now(), chat: this.#chat(), from: this.#from(), ...fields },
+    });
     return { mark, message };
   }
 

@@ -11,7 +11,9 @@ export interface TestCore extends CoreRuntime {
 }
 
 /** A migrated, seeded in-memory SQLite core with a fake clock (or the database `url` when given). */
-export async function createTestCore(options: { url?: string; settings?: Partial<CoreSettings>; asyncIssue?: boolean } = {}): Promise<TestCore> {
+export async function createTestCore(
+  options: { url?: string; settings?: Partial<CoreSettings>; asyncIssue?: boolean } = {},
+): Promise<TestCore> {
   const clock = new FakeClock('2026-03-01T12:00:00.000Z');
   const runtime = await startCore({
     databaseUrl: options.url ?? ':memory:',

@@ -51,7 +51,9 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<TestAp
   const app = createHttpServer({
     core: t.core,
     db: t.database.db,
-    logger: options.logLines ? createLogger('debug', { write: (line: string) => void options.logLines!.push(line) }) : createLogger('silent'),
+    logger: options.logLines
+      ? createLogger('debug', { write: (line: string) => void options.logLines!.push(line) })
+      : createLogger('silent'),
     clock: t.clock,
     bodyLimit: options.bodyLimit,
     ...options.server,
@@ -79,7 +81,15 @@ export async function startTestApi(options: TestApiOptions = {}): Promise<TestAp
     }
     const response = await fetch(baseUrl + path, { method, headers: h, body: payload });
     const text = await response.text();
-    exchanges.push({ method, url: path, requestHeaders: h, requestBody: payload, status: response.status, contentType: response.headers.get('content-type'), text });
+    exchanges.push({
+      method,
+      url: path,
+      requestHeaders: h,
+      requestBody: payload,
+      status: response.status,
+      contentType: response.headers.get('content-type'),
+      text,
+    });
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);
@@ -114,7 +124,8 @@ type FieldType = 'string' | 'number' | 'integer' | 'boolean' | 'null' | 'object'
 
 /** Asserts `value` has exactly these fields (no more, no fewer), each of one of the given types. */
 export function assertFields(value: unknown, fields: Record<string, FieldType | FieldType[]>): void {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error(`Expected an object, got ${JSON.stringify(value)}`);
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new Error(`Expected an object, got ${JSON.stringify(value)}`);
   const record = value as Record<string, unknown>;
   const expected = Object.keys(fields).sort();
   const actual = Object.keys(record).sort();
@@ -123,8 +134,7 @@ export function assertFields(value: unknown, fields: Record<string, FieldType | 
   }
   for (const [name, types] of Object.entries(fields)) {
     const v = record[name];
-    const kind: FieldType =
-      v === null ? 'null' : Array.isArray(v) ? 'array' : Number.isInteger(v) ? 'integer' : (typeof v as FieldType);
+    const kind: FieldType = v === null ? 'null' : Array.isArray(v) ? 'array' : Number.isInteger(v) ? 'integer' : (typeof v as FieldType);
     const allowed = Array.isArray(types) ? types : [types];
     const ok = allowed.includes(kind) || (kind === 'integer' && allowed.includes('number'));
     if (!ok) throw new Error(`Field ${name}: expected ${allowed.join('|')}, got ${JSON.stringify(v)}`);
@@ -147,7 +157,8 @@ export function assertFailure(response: ApiResponse, status: number, text: strin
   if (response.status !== status) throw new Error(`Expected ${status}, got ${response.status}: ${response.text}`);
   assertFields(response.body, { success: 'boolean', [field]: 'string', timestamp: 'string' });
   if (response.body.success !== false) throw new Error('success is not false');
-  if (response.body[field] !== text) throw new Error(`Expected ${field} ${JSON.stringify(text)}, got ${JSON.stringify(response.body[field])}`);
+  if (response.body[field] !== text)
+    throw new Error(`Expected ${field} ${JSON.stringify(text)}, got ${JSON.stringify(response.body[field])}`);
   if (!ISO.test(response.body.timestamp)) throw new Error('timestamp is not ISO 8601 UTC');
 }
 

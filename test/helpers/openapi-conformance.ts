@@ -1,3 +1,4 @@
+import { getOrCreate } from '../../src/get-or-create.js';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsPlugin from 'ajv-formats';
 
@@ -49,9 +50,7 @@ export function createConformance(document: Document) {
   const coercedCompiled = new WeakMap<Schema, ValidateFunction>();
   const compile = (schema: Schema, coerce = false) => {
     const cache = coerce ? coercedCompiled : compiled;
-    let validate = cache.get(schema);
-    if (!validate) cache.set(schema, (validate = (coerce ? coercing : ajv).compile(schema)));
-    return validate;
+    return getOrCreate(cache, schema, () => (coerce ? coercing : ajv).compile(schema));
   };
 
   const templates = Object.keys(document.paths)
@@ -107,7 +106,8 @@ export function createConformance(document: Document) {
       if (!schema) problems.push(`${label}: no response schema documented`);
       else {
         const validate = compile(schema);
-        if (!validate(body)) problems.push(`${label}: reply does not match ${template}: ${errorsOf(validate)} in ${exchange.text.slice(0, 300)}`);
+        if (!validate(body))
+          problems.push(`${label}: reply does not match ${template}: ${errorsOf(validate)} in ${exchange.text.slice(0, 300)}`);
       }
       if (exchange.status < 300) problems.push(...checkRequest(label, operation, query, exchange));
       return problems;
@@ -124,8 +124,7 @@ export function createConformance(document: Document) {
       // Public routes (liveness) ignore what they do not read, as the README says; the others refuse it.
       if (!parameter) {
         if (operation.security) problems.push(`${label}: query parameter ${name} is not documented`);
-      }
-      else if (parameter.schema) {
+      } else if (parameter.schema) {
         const validate = compile(parameter.schema, true);
         if (!validate(given.get(name))) problems.push(`${label}: query ${name} does not match: ${errorsOf(validate)}`);
       }

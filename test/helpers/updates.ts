@@ -83,8 +83,12 @@ function messageOf(from: From, fields: MessageFields) {
     from: userOf(from),
     ...(fields.text !== undefined ? { text: fields.text } : {}),
     ...(command ? { entities: [{ type: 'bot_command' as const, offset: 0, length: command[0].length }] } : {}),
-    ...(fields.caption !== undefined ? { caption: fields.caption, photo: [{ file_id: 'photo', file_unique_id: 'photo', width: 90, height: 90 }] } : {}),
-    ...(fields.forwarded ? { forward_origin: { type: 'user', date: 1_699_999_000, sender_user: { id: 4242, is_bot: false, first_name: 'Bob' } } } : {}),
+    ...(fields.caption !== undefined
+      ? { caption: fields.caption, photo: [{ file_id: 'photo', file_unique_id: 'photo', width: 90, height: 90 }] }
+      : {}),
+    ...(fields.forwarded
+      ? { forward_origin: { type: 'user', date: 1_699_999_000, sender_user: { id: 4242, is_bot: false, first_name: 'Bob' } } }
+      : {}),
   };
 }
 
@@ -95,7 +99,10 @@ export function messageUpdate(from: From, fields: MessageFields): Update {
 
 /** An edit of message `messageId`, now reading `fields`. */
 export function editedMessageUpdate(from: From, messageId: number, fields: MessageFields): Update {
-  return { update_id: nextUpdateId++, edited_message: { ...messageOf(from, { ...fields, messageId }), edit_date: 1_700_000_100 } } as Update;
+  return {
+    update_id: nextUpdateId++,
+    edited_message: { ...messageOf(from, { ...fields, messageId }), edit_date: 1_700_000_100 },
+  } as Update;
 }
 
 /** A post in a channel the bot administers. */
@@ -115,9 +122,15 @@ export function businessUpdates(from: From, text: string): Update[] {
   const owner = { id: 5555, is_bot: false, first_name: 'Owner' };
   const message = { ...messageOf(from, { text }), business_connection_id: connection };
   return [
-    { update_id: nextUpdateId++, business_connection: { id: connection, user: owner, user_chat_id: owner.id, date: 1_700_000_000, can_reply: true, is_enabled: true } },
+    {
+      update_id: nextUpdateId++,
+      business_connection: { id: connection, user: owner, user_chat_id: owner.id, date: 1_700_000_000, can_reply: true, is_enabled: true },
+    },
     { update_id: nextUpdateId++, business_message: message },
     { update_id: nextUpdateId++, edited_business_message: { ...message, edit_date: 1_700_000_100 } },
-    { update_id: nextUpdateId++, deleted_business_messages: { business_connection_id: connection, chat: message.chat, message_ids: [message.message_id] } },
+    {
+      update_id: nextUpdateId++,
+      deleted_business_messages: { business_connection_id: connection, chat: message.chat, message_ids: [message.message_id] },
+    },
   ] as unknown as Update[];
 }

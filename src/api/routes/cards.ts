@@ -1,12 +1,6 @@
 import { ok } from '../envelope.js';
 import { card, cardIdParams, closeResult, createdCard, envelope, noBody, sensitiveDetails, statusChange } from '../http-schemas.js';
-import {
-  presentCard,
-  presentClose,
-  presentCreatedCard,
-  presentSensitiveDetails,
-  presentStatusChange,
-} from '../presenters.js';
+import { presentCard, presentClose, presentCreatedCard, presentSensitiveDetails, presentStatusChange } from '../presenters.js';
 import { sendOnce } from '../idempotency.js';
 import { bearerAuth, bodyErrorResponses, cardIdFrom, errorResponses, type ApiApp, type RouteDeps } from './route-kit.js';
 

@@ -18,7 +18,11 @@ export function historyRoutes(app: ApiApp, { core, clock }: RouteDeps): void {
       },
     },
     async (request) =>
-      ok(presentTransactionPage(await core.listTransactions(request.caller, request.query)), 'Transactions retrieved successfully', clock.now()),
+      ok(
+        presentTransactionPage(await core.listTransactions(request.caller, request.query)),
+        'Transactions retrieved successfully',
+        clock.now(),
+      ),
   );
 
   const otpRoute = { config: { errorField: true } } as const;
@@ -36,7 +40,11 @@ export function historyRoutes(app: ApiApp, { core, clock }: RouteDeps): void {
       },
     },
     async (request) =>
-      ok(presentOtpList(await core.listOtps(request.caller, cardReferenceFrom(request.params))), 'OTPs retrieved successfully', clock.now()),
+      ok(
+        presentOtpList(await core.listOtps(request.caller, cardReferenceFrom(request.params))),
+        'OTPs retrieved successfully',
+        clock.now(),
+      ),
   );
 
   app.post(

@@ -7,7 +7,20 @@ import { refusalText } from '../errors.js';
 import { cardView, money } from '../format.js';
 import { cardKeyboard } from '../keyboards.js';
 import type { Services } from '../services.js';
-import { buttonOf, call, confirm, isTypedAnswer, issueText, newNonce, pick, sayRefusal, settlePress, waitFor, waitForText, type Convo } from './kit.js';
+import {
+  buttonOf,
+  call,
+  confirm,
+  isTypedAnswer,
+  issueText,
+  newNonce,
+  pick,
+  sayRefusal,
+  settlePress,
+  waitFor,
+  waitForText,
+  type Convo,
+} from './kit.js';
 
 /** A typed coupon code, or undefined when Skip is tapped. */
 async function askCoupon(conversation: Convo, s: Services, ctx: ConversationContext, prompt: string): Promise<string | undefined> {
@@ -30,15 +43,27 @@ export function createCardConversation(s: Services) {
     if ('refused' in catalogue) return sayRefusal(ctx, catalogue.refused);
     const { bins, plans } = catalogue.ok;
 
-    const binChoice = await pick(conversation, s, ctx, ctx.t('create-pick-bin'), bins.map((b) => ({
-      label: ctx.t('bin-label', { bin: b.bin, network: b.network, category: b.wallet ? 'Wallet' : 'Online' }),
-      value: b.id,
-    })));
+    const binChoice = await pick(
+      conversation,
+      s,
+      ctx,
+      ctx.t('create-pick-bin'),
+      bins.map((b) => ({
+        label: ctx.t('bin-label', { bin: b.bin, network: b.network, category: b.wallet ? 'Wallet' : 'Online' }),
+        value: b.id,
+      })),
+    );
     const bin = bins.find((b) => b.id === binChoice.choice)!;
-    const planChoice = await pick(conversation, s, binChoice.ctx, ctx.t('create-pick-plan'), plans.map((p) => ({
-      label: ctx.t('plan-label', { name: p.name, limit: money(p.limit), fee: money(p.creationFee) }),
-      value: String(p.id),
-    })));
+    const planChoice = await pick(
+      conversation,
+      s,
+      binChoice.ctx,
+      ctx.t('create-pick-plan'),
+      plans.map((p) => ({
+        label: ctx.t('plan-label', { name: p.name, limit: money(p.limit), fee: money(p.creationFee) }),
+        value: String(p.id),
+      })),
+    );
     const plan = plans.find((p) => String(p.id) === planChoice.choice)!;
 
     await planChoice.ctx.reply(ctx.t('create-ask-name'));
@@ -58,7 +83,12 @@ export function createCardConversation(s: Services) {
     let ready: { input: CreateCardInput; quote: CreationQuote } | undefined;
     for (let prompt = ctx.t('create-ask-coupon'); ready === undefined; ) {
       coupon = await askCoupon(conversation, s, ctx, prompt);
-      const parsed = s.core.schemas.createCard.safeParse({ bin_id: bin.id, planId: plan.id, name, ...(coupon ? { coupon_id: coupon } : {}) });
+      const parsed = s.core.schemas.createCard.safeParse({
+        bin_id: bin.id,
+        planId: plan.id,
+        name,
+        ...(coupon ? { coupon_id: coupon } : {}),
+      });
       if (!parsed.success) {
         prompt = ctx.t('coupon-invalid', { message: issueText(parsed.error) });
         continue;

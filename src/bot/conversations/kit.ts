@@ -39,7 +39,11 @@ export const DEFAULT_IDLE_MS = 10 * 60_000;
  * Waits for an update the flow wants; any other passes through to the bot (menus, commands). One that
  * comes after the flow sat idle too long ends it, saying so, and does nothing else.
  */
-export async function waitFor(conversation: Convo, s: Services, wanted: (ctx: ConversationContext) => boolean): Promise<ConversationContext> {
+export async function waitFor(
+  conversation: Convo,
+  s: Services,
+  wanted: (ctx: ConversationContext) => boolean,
+): Promise<ConversationContext> {
   const idleMs = s.config.conversationIdleMs ?? DEFAULT_IDLE_MS;
   const clockNow = () => conversation.external(() => s.clock.now().getTime());
   const since = await clockNow();
@@ -92,7 +96,13 @@ export async function settlePress(pressed: ConversationContext): Promise<void> {
 }
 
 /** Sends buttons with a fresh nonce and waits for one of them; other buttons pass through. */
-export async function choose(conversation: Convo, s: Services, ctx: ConversationContext, text: string, build: (nonce: string) => InlineKeyboard) {
+export async function choose(
+  conversation: Convo,
+  s: Services,
+  ctx: ConversationContext,
+  text: string,
+  build: (nonce: string) => InlineKeyboard,
+) {
   const nonce = await newNonce(conversation);
   await ctx.reply(text, { reply_markup: build(nonce) });
   const pressed = await waitFor(conversation, s, buttonOf(nonce));
@@ -101,7 +111,13 @@ export async function choose(conversation: Convo, s: Services, ctx: Conversation
   return { ctx: pressed, choice };
 }
 
-export function pick(conversation: Convo, s: Services, ctx: ConversationContext, text: string, choices: { label: string; value: string }[]) {
+export function pick(
+  conversation: Convo,
+  s: Services,
+  ctx: ConversationContext,
+  text: string,
+  choices: { label: string; value: string }[],
+) {
   return choose(conversation, s, ctx, text, (nonce) => choiceKeyboard(nonce, choices));
 }
 
@@ -115,7 +131,12 @@ export function buttonOf(nonce: string): (ctx: ConversationContext) => boolean {
  * Confirm or cancel. The confirmation's nonce is a row in the database, claimed with a conditional
  * update: a double tap or a press on an old message never runs the operation twice.
  */
-export async function confirm(conversation: Convo, ctx: ConversationContext, s: Services, text: string): Promise<ConversationContext | undefined> {
+export async function confirm(
+  conversation: Convo,
+  ctx: ConversationContext,
+  s: Services,
+  text: string,
+): Promise<ConversationContext | undefined> {
   const chatId = ctx.chat!.id;
   const nonce = await conversation.external(async () => {
     const fresh = randomUUID().replace(/-/g, '').slice(0, 16);

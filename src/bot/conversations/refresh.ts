@@ -5,7 +5,13 @@ import type { Services } from '../services.js';
 import { call, type Convo } from './kit.js';
 
 /** After an operation, the card view the flow started from is redrawn in place. */
-export async function refreshCardView(conversation: Convo, ctx: ConversationContext, s: Services, cardId: string, messageId: number): Promise<void> {
+export async function refreshCardView(
+  conversation: Convo,
+  ctx: ConversationContext,
+  s: Services,
+  cardId: string,
+  messageId: number,
+): Promise<void> {
   if (!messageId || !ctx.chat) return;
   const outcome = await call(conversation, async (caller) => {
     const card = await s.core.getCard(caller, cardId);

@@ -32,7 +32,12 @@ export function topupConversation(s: Services) {
       if ('refused' in result) return sayRefusal(confirmed, result.refused);
       const r = result.ok;
       await confirmed.reply(
-        ctx.t('topup-done', { amount: money(amount), fee: money(r.platformFee), cardBalance: money(r.newCardBalance), wallet: money(r.walletBalance) }),
+        ctx.t('topup-done', {
+          amount: money(amount),
+          fee: money(r.platformFee),
+          cardBalance: money(r.newCardBalance),
+          wallet: money(r.walletBalance),
+        }),
       );
       await refreshCardView(conversation, confirmed, s, cardId, viewMessageId);
       return;

@@ -10,14 +10,18 @@ export function withdrawConversation(s: Services) {
     const card = await call(conversation, (caller) => s.core.getCard(caller, cardId));
     if ('refused' in card) return sayRefusal(ctx, card.refused);
     const { withdrawMin, withdrawMax } = s.core.settings;
-    await ctx.reply(ctx.t('withdraw-ask', { name: card.ok.name, balance: money(card.ok.balance), min: money(withdrawMin), max: money(withdrawMax) }));
+    await ctx.reply(
+      ctx.t('withdraw-ask', { name: card.ok.name, balance: money(card.ok.balance), min: money(withdrawMin), max: money(withdrawMax) }),
+    );
     const amount = await askAmount(conversation, s, s.core.schemas.withdraw);
     const confirmed = await confirm(conversation, ctx, s, ctx.t('withdraw-confirm', { amount: money(amount), name: card.ok.name }));
     if (!confirmed) return;
     const result = await call(conversation, (caller) => s.core.withdraw(caller, cardId, { amount }));
     if ('refused' in result) return sayRefusal(confirmed, result.refused);
     const r = result.ok;
-    await confirmed.reply(ctx.t('withdraw-done', { amount: money(r.amountWithdrawn), cardBalance: money(r.newCardBalance), wallet: money(r.walletBalance) }));
+    await confirmed.reply(
+      ctx.t('withdraw-done', { amount: money(r.amountWithdrawn), cardBalance: money(r.newCardBalance), wallet: money(r.walletBalance) }),
+    );
     await refreshCardView(conversation, confirmed, s, cardId, viewMessageId);
   };
 }

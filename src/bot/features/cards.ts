@@ -63,7 +63,13 @@ async function handle(ctx: BotContext, s: Services, data: CallbackData): Promise
       const card = await s.core.getCard(caller, cardId);
       const list = await s.core.listOtps(caller, cardId);
       const lines = list.otps.map((otp) =>
-        ctx.t('otp-line', { code: otp.code, amount: (otp.amount / 100).toFixed(2), currency: otp.currency, merchant: otp.merchantName || '—', at: otp.createdAt.slice(0, 16).replace('T', ' ') }),
+        ctx.t('otp-line', {
+          code: otp.code,
+          amount: (otp.amount / 100).toFixed(2),
+          currency: otp.currency,
+          merchant: otp.merchantName || '—',
+          at: otp.createdAt.slice(0, 16).replace('T', ' '),
+        }),
       );
       const text = lines.length ? [ctx.t('otps-title', { name: card.name }), ...lines].join('\n') : ctx.t('otps-none');
       const sent = await ctx.reply(text, { reply_markup: otpKeyboard(ctx.t, cardId), protect_content: true });
@@ -72,7 +78,9 @@ async function handle(ctx: BotContext, s: Services, data: CallbackData): Promise
     }
     case 'reqotp': {
       const requested = await s.core.requestOtp(caller, cardId);
-      const sent = await ctx.reply(ctx.t('otp-requested', { message: requested.message, code: requested.cardInfo.otpCode }), { protect_content: true });
+      const sent = await ctx.reply(ctx.t('otp-requested', { message: requested.message, code: requested.cardInfo.otpCode }), {
+        protect_content: true,
+      });
       await deleteLater(s, sent.chat.id, sent.message_id, s.config.otpTtlSeconds);
       return;
     }

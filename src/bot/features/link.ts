@@ -109,7 +109,10 @@ export function linkFeature(s: Services, mainMenu: MainMenu): Composer<BotContex
     (ctx) => !ctx.caller && !ctx.msg.text.startsWith('/') && TOKEN_SHAPE.test(ctx.msg.text.trim()),
     (ctx) => link(ctx, ctx.msg.text.trim()),
   );
-  composer.on('message').filter((ctx) => !ctx.caller, (ctx) => ctx.reply(ctx.t('not-linked')));
+  composer.on('message').filter(
+    (ctx) => !ctx.caller,
+    (ctx) => ctx.reply(ctx.t('not-linked')),
+  );
   return outer;
 }
 

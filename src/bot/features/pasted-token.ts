@@ -19,7 +19,9 @@ export function pastedTokenFeature(link: (ctx: BotContext, token: string) => Pro
     const say = (key: string) => (deleted ? ctx.reply(ctx.t(key)) : replyNotDeleted(ctx, `${ctx.t('token-not-deleted')}\n\n${ctx.t(key)}`));
     if (ctx.chat!.type !== 'private') {
       // The bot may not be allowed to write here either; that is logged, never retried.
-      await say('token-in-group').catch((error: unknown) => ctx.logger.warn({ chatId: ctx.chat!.id, err: loggableError(error) }, 'could not warn a chat about an API token'));
+      await say('token-in-group').catch((error: unknown) =>
+        ctx.logger.warn({ chatId: ctx.chat!.id, err: loggableError(error) }, 'could not warn a chat about an API token'),
+      );
       return;
     }
     if (message.forward_origin) return void (await say('token-forwarded'));

@@ -16,7 +16,9 @@ async function throughToSummary(h: Harness, chatId: number, coupon?: string) {
   assert.match(texts(calls).join('\n'), /Name the card/);
   calls = await h.send(textUpdate({ id: chatId }, 'Travel'));
   assert.match(texts(calls).join('\n'), /coupon/);
-  calls = coupon ? await h.send(textUpdate({ id: chatId }, coupon)) : await h.send(callbackUpdate({ id: chatId }, buttonData(calls, 'Skip')));
+  calls = coupon
+    ? await h.send(textUpdate({ id: chatId }, coupon))
+    : await h.send(callbackUpdate({ id: chatId }, buttonData(calls, 'Skip')));
   return { calls, plan: plans[0]! };
 }
 
@@ -53,7 +55,10 @@ describe('the create-card conversation', () => {
     const { calls, plan } = await throughToSummary(h, 9103, 'HALF');
     const fee = plan.creationFee / 2;
     const summary = texts(calls).join('\n');
-    assert.match(summary, new RegExp(`Creation fee: ${(fee / 100).toFixed(2)} USD \\(coupon HALF; without it ${(plan.creationFee / 100).toFixed(2)} USD\\)`));
+    assert.match(
+      summary,
+      new RegExp(`Creation fee: ${(fee / 100).toFixed(2)} USD \\(coupon HALF; without it ${(plan.creationFee / 100).toFixed(2)} USD\\)`),
+    );
     assert.match(summary, new RegExp(`after the fee: ${((100_000 - fee) / 100).toFixed(2)} USD`));
     const done = await h.send(callbackUpdate({ id: 9103 }, buttonData(calls, 'Confirm')));
     assert.match(texts(done).join('\n'), /created/);

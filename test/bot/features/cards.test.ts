@@ -38,7 +38,9 @@ describe('card buttons', () => {
   it('a freeze pressed too late for Telegram to take the answer still freezes, without an apology', async () => {
     const h = await createHarness({
       failCall: (method) =>
-        method === 'answerCallbackQuery' ? { code: 400, description: 'Bad Request: query is too old and response timeout expired or query ID is invalid' } : undefined,
+        method === 'answerCallbackQuery'
+          ? { code: 400, description: 'Bad Request: query is too old and response timeout expired or query ID is invalid' }
+          : undefined,
     });
     const me = await h.linkedCustomer(6008);
     const card = await newCard(h.t, me);
@@ -56,11 +58,17 @@ describe('card buttons', () => {
     const calls = await h.send(callbackUpdate({ id: 6003 }, `c:details:${card.id}`));
     const sent = calls.find((c) => c.method === 'sendMessage')!;
     assert.equal(sent.payload.protect_content, true);
-    assert.deepEqual(sent.payload.entities.map((e: { type: string }) => e.type), ['spoiler', 'spoiler', 'spoiler']);
+    assert.deepEqual(
+      sent.payload.entities.map((e: { type: string }) => e.type),
+      ['spoiler', 'spoiler', 'spoiler'],
+    );
     const details = await h.t.core.getSensitiveDetails(me.caller, card.id);
     assert.ok(!h.log().includes(details.pan) && !h.log().includes(details.cvv), 'card data never reaches the log');
-    const pending = await h.t.database.db.withTables<{ bot_pending_deletions: { chat_id: number; message_id: number; due_at: string } }>()
-      .selectFrom('bot_pending_deletions').selectAll().execute();
+    const pending = await h.t.database.db
+      .withTables<{ bot_pending_deletions: { chat_id: number; message_id: number; due_at: string } }>()
+      .selectFrom('bot_pending_deletions')
+      .selectAll()
+      .execute();
     assert.equal(pending.length, 1);
     assert.equal(pending[0]!.due_at, new Date(h.t.clock.now().getTime() + 60_000).toISOString());
   });
@@ -72,7 +80,10 @@ describe('card buttons', () => {
     let calls = await h.send(textUpdate({ id: 6004, groupId: -100 }, '/cards'));
     assert.deepEqual(texts(calls), ['I only work in a private chat with you.']);
     calls = await h.send(callbackUpdate({ id: 6004, groupId: -100 }, `c:details:${card.id}`));
-    assert.deepEqual(calls.map((c) => c.method), ['answerCallbackQuery']);
+    assert.deepEqual(
+      calls.map((c) => c.method),
+      ['answerCallbackQuery'],
+    );
   });
 
   it('pages transactions with next and previous', async () => {

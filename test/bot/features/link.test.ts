@@ -26,7 +26,7 @@ describe('linking a chat', () => {
     assert.ok(!h.log().includes(token));
   });
 
-  it('refuses an unknown token in the service\'s words, still deleting it', async () => {
+  it("refuses an unknown token in the service's words, still deleting it", async () => {
     const h = await createHarness();
     const calls = await h.send(textUpdate({ id: 5003 }, 'vc_not-a-real-token-at-all-000000000'));
     assert.equal(calls[0]?.method, 'deleteMessage');
@@ -45,7 +45,11 @@ describe('linking a chat', () => {
     const h = await createHarness();
     const customer = await h.linkedCustomer(5005);
     // Revoked without the core's revocation (which ends the link and queues the chat's notice itself).
-    await h.t.database.db.updateTable('api_tokens').set({ revoked_at: h.t.clock.now().toISOString() }).where('user_id', '=', customer.userId).execute();
+    await h.t.database.db
+      .updateTable('api_tokens')
+      .set({ revoked_at: h.t.clock.now().toISOString() })
+      .where('user_id', '=', customer.userId)
+      .execute();
     let calls = await h.send(textUpdate({ id: 5005 }, '/cards'));
     assert.match(texts(calls).join('\n'), /no longer works \(Invalid or missing API token\)/);
     calls = await h.send(textUpdate({ id: 5005 }, '/cards'));

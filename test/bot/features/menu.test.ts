@@ -37,7 +37,10 @@ describe('the main menu', () => {
     const calls = await h.send(callbackUpdate({ id: 6102 }, stale));
     const answer = calls.find((c) => c.method === 'answerCallbackQuery');
     assert.equal(answer?.payload.text, 'This button has expired. Open the menu again: /menu');
-    assert.ok(calls.some((c) => c.method === 'editMessageReplyMarkup'), 'the menu is drawn again');
+    assert.ok(
+      calls.some((c) => c.method === 'editMessageReplyMarkup'),
+      'the menu is drawn again',
+    );
     assert.doesNotMatch(texts(calls).join('\n'), /Wallet balance/);
   });
 
@@ -52,7 +55,10 @@ describe('the main menu', () => {
     await h.linkedCustomer(6103, 12_345);
     const menu = await h.send(textUpdate({ id: 6103 }, '/menu'));
     refuseAnswers = true;
-    for (const [label, text] of [['Wallet', /Wallet balance: 123\.45 USD/], ['New card', /Pick a BIN/]] as const) {
+    for (const [label, text] of [
+      ['Wallet', /Wallet balance: 123\.45 USD/],
+      ['New card', /Pick a BIN/],
+    ] as const) {
       const calls = await h.send(callbackUpdate({ id: 6103 }, buttonData(menu, label)));
       assert.match(texts(calls).join('\n'), text, label);
       assert.doesNotMatch(texts(calls).join('\n'), /went wrong/, label);

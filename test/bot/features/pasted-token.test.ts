@@ -72,7 +72,10 @@ describe('tokens never linger where they were pasted', () => {
     });
 
     it('says so when the message cannot be deleted, and still links', async () => {
-      const h = await createHarness({ failCall: (method) => (method === 'deleteMessage' ? { code: 400, description: "Bad Request: message can't be deleted" } : undefined) });
+      const h = await createHarness({
+        failCall: (method) =>
+          method === 'deleteMessage' ? { code: 400, description: "Bad Request: message can't be deleted" } : undefined,
+      });
       const { token } = await newCustomer(h.t);
       const update = messageUpdate({ id: 5105 }, { text: token });
       const calls = await h.send(update);
@@ -166,7 +169,8 @@ describe('tokens never linger where they were pasted', () => {
 
     it('a group where the bot may not delete: the failure is logged without the token, and the reply still says to revoke it', async () => {
       const h = await createHarness({
-        failCall: (method) => (method === 'deleteMessage' ? { code: 400, description: "Bad Request: message can't be deleted" } : undefined),
+        failCall: (method) =>
+          method === 'deleteMessage' ? { code: 400, description: "Bad Request: message can't be deleted" } : undefined,
       });
       const { token } = await newCustomer(h.t);
       const update = messageUpdate({ id: 5205, groupId: -5205 }, { text: `token ${token}` });
