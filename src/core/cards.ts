@@ -1,22 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { Executor } from '../db/schema.js';
-import {
-  accountBalance,
-  claimCooldown,
-  findOwnedCard,
-  lockedBalance,
-  selectCards,
-  unlessRefused,
-  withdrawCooldownError,
-} from './card-queries.js';
+import { accountBalance, findOwnedCard, lockedBalance, selectCards } from './card-queries.js';
 import { sealCardData } from './card-data-keys.js';
 import { recordCardTransaction } from './card-records.js';
+import { createCooldowns, runAttempt } from './cooldowns.js';
 import type { CoreDeps } from './deps.js';
-import { CardServiceError, refuse, type Refusal } from './errors.js';
+import { callProvider, CardServiceError } from './errors.js';
 import { createAccount, postJournal, SYSTEM_ACCOUNTS, systemAccountId } from './ledger.js';
 import { maskPan } from './luhn.js';
 import { percentOf, type Cents } from './money.js';
-import { ProviderError } from './provider.js';
 import { inputGuards, type CreateCardInput } from './schemas.js';
 import type { OperationHooks } from './service.js';
 import {
@@ -31,6 +23,8 @@ import {
 
 export function createCardOperations({ db, clock, provider, cipher, settings }: CoreDeps) {
   const guard = inputGuards(settings);
+  const cooldowns = createCooldowns(settings);
+
   /** A coupon that can be redeemed now (read only); refuses an unusable one with its reason. */
   async function usableCoupon(ex: Executor, couponId: string, now: Date) {
     const coupon = await ex.selectFrom('coupons').selectAll().where('id', '=', couponId).executeTakeFirst();
@@ -77,15 +71,6 @@ export function createCardOperations({ db, clock, provider, cipher, settings }: 
     return { bin, plan };
   }
 
-  async function callProvider(action: 'issue' | 'freeze' | 'unfreeze', call: () => Promise<void>): Promise<void> {
-    try {
-      await call();
-    } catch (error) {
-      if (error instanceof ProviderError) throw new CardServiceError('PROVIDER_FAILED', { action, reason: error.message });
-      throw error;
-    }
-  }
-
   return {
     /**
      * What creating a card would cost (an extension for the bot's summary): the fee after the coupon
@@ -123,15 +108,7 @@ export function createCardOperations({ db, clock, provider, cipher, settings }: 
         });
         if (!charged) throw new CardServiceError('INSUFFICIENT_BALANCE', { required: fee });
 
-        let issued: Awaited<ReturnType<typeof provider.issue>>;
-        try {
-          issued = await provider.issue({ bin: bin.bin, country: bin.country, name: input.name });
-        } catch (error) {
-          if (error instanceof ProviderError) {
-            throw new CardServiceError('PROVIDER_FAILED', { action: 'issue', reason: error.message });
-          }
-          throw error;
-        }
+        const issued = await callProvider('issue', () => provider.issue({ bin: bin.bin, country: bin.country, name: input.name }));
         const accountId = await createAccount(trx, 'card', at);
         const initialBalance = Number(bin.initial_balance);
         await trx
@@ -246,28 +223,28 @@ export function createCardOperations({ db, clock, provider, cipher, settings }: 
       return { cardId: card.id, status: 'active' };
     },
 
-    /** Closes for good: the provider terminates the card, its whole balance returns to the wallet. */
+    /**
+     * Closes for good: the provider terminates the card, its whole balance returns to the wallet.
+     * Checked in this order: card found, already closed, not ready, cooldown (shared with
+     * withdrawals; the attempt then counts even when the provider refuses), provider.
+     */
     async close(caller: Caller, cardId: string): Promise<CloseResult> {
       const now = clock.now();
       const at = now.toISOString();
-      const result = await db.transaction().execute(async (trx): Promise<CloseResult | Refusal> => {
+      return runAttempt(db, async (trx) => {
         const card = await findOwnedCard(trx, caller, cardId);
         if (card.status === 'closed') throw new CardServiceError('ALREADY_CLOSED');
         if (!card.provider_ready) throw new CardServiceError('CARD_NOT_READY_CLOSE');
-        const cooldown = await claimCooldown(trx, card.id, 'last_withdraw_attempt_at', settings.withdrawCooldownSeconds, now);
-        if (!cooldown.claimed) {
+        try {
+          await cooldowns.withdrawal.claim(trx, caller, card.id, now);
+        } catch (refusal) {
           // A close that ran beside this one (Postgres) took the cooldown first: say what happened.
-          if ((await findOwnedCard(trx, caller, cardId)).status === 'closed') throw new CardServiceError('ALREADY_CLOSED');
-          throw withdrawCooldownError(cooldown.secondsLeft, settings.withdrawCooldownSeconds);
+          const closedMeanwhile = refusal instanceof CardServiceError && (await findOwnedCard(trx, caller, cardId)).status === 'closed';
+          throw closedMeanwhile ? new CardServiceError('ALREADY_CLOSED') : refusal;
         }
         // Locked before the provider terminates the card: no purchase or refund slips in between.
         const balance = await lockedBalance(trx, card.account_id);
-        try {
-          await provider.terminate(card.provider_card_id);
-        } catch (error) {
-          if (error instanceof ProviderError) return refuse('PROVIDER_FAILED', { action: 'close', reason: error.message });
-          throw error;
-        }
+        await callProvider('close', () => provider.terminate(card.provider_card_id));
         let transactionId: string | null = null;
         let invoiceId: number | null = null;
         if (balance > 0) {
@@ -304,7 +281,6 @@ export function createCardOperations({ db, clock, provider, cipher, settings }: 
           newWalletBalance: await accountBalance(trx, caller.walletAccountId),
         };
       });
-      return unlessRefused(result);
     },
   };
 }

@@ -1,4 +1,5 @@
 import { formatAmount, type Cents } from './money.js';
+import { ProviderError } from './provider.js';
 
 /** One item of a validation error, in the spec's shape (section 7). */
 export interface ValidationIssue {
@@ -116,11 +117,17 @@ export function isCardServiceError(error: unknown): error is CardServiceError {
   return error instanceof CardServiceError;
 }
 
-/** A refusal decided inside a transaction that must still commit (a cooldown attempt), thrown after commit. */
-export type Refusal = { refusal: CardServiceError };
-export function refuse<C extends ErrorCode>(
-  code: C,
-  ...params: ErrorParams[C] extends Record<string, never> ? [] : [ErrorParams[C]]
-): Refusal {
-  return { refusal: new CardServiceError(code, ...params) };
+/**
+ * Runs a call to the card provider: a provider that refuses or fails is the refusal
+ * `Failed to <action> card: <provider message>`.
+ *
+ * @example await callProvider('freeze', () => provider.freeze(card.provider_card_id))
+ */
+export async function callProvider<T>(action: ErrorParams['PROVIDER_FAILED']['action'], call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    if (error instanceof ProviderError) throw new CardServiceError('PROVIDER_FAILED', { action, reason: error.message });
+    throw error;
+  }
 }

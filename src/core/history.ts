@@ -20,7 +20,8 @@ import {
 
 const OTP_LIST_SIZE = 50;
 
-// Read on every wallet screen and balance request: compiled once.
+// Compiled once (see `compiledOnce`): read on every wallet screen and balance request, and built each
+// time the read takes three times as long (`bench/api.bench.ts`, wallet-balance reads).
 const walletOf = compiledOnce(1, (ex, accountId: number) =>
   ex.selectFrom('accounts').select(['balance', 'updated_at']).where('id', '=', accountId).where('kind', '=', 'wallet'),
 );

@@ -1,32 +1,25 @@
-import { CompiledQuery, type Compilable, type Kysely, type QueryResult } from 'kysely';
-import type { Database, Executor } from './schema.js';
-
-/** Runs a read at once and returns its rows, or `undefined` when it has to wait its turn. */
-export type ImmediateReader = (sql: string, parameters: readonly unknown[]) => unknown[] | undefined;
-
-const immediateReaders = new WeakMap<object, ImmediateReader>();
-
-/**
- * Lets `compiledOnce` reads on `db` (and on every `withTables` view of it, which share its executor)
- * skip Kysely's connection queue when `read` says they may: on SQLite, whenever no transaction is
- * open on the one connection, a read run synchronously sees exactly what a queued one would.
- * Reads inside a transaction use the transaction's own executor and never take this path.
- */
-export function allowImmediateReads(db: Kysely<Database>, read: ImmediateReader): void {
-  immediateReaders.set(db.getExecutor(), read);
-}
+import { CompiledQuery, sql, type Compilable, type QueryResult } from 'kysely';
+import { getOrCreate } from '../get-or-create.js';
+import type { Executor } from './schema.js';
 
 /** Stands for the i-th argument while a query is compiled once. */
 class Slot {
   constructor(readonly index: number) {}
 }
 
+interface Compiled<Args extends unknown[]> {
+  sql: string;
+  parameters(args: Args): unknown[];
+}
+
 /**
- * A query built and compiled once per dialect, then re-executed with new argument values through
- * `executeQuery`: hot paths skip Kysely's building and compiling, and the SQLite statement cache
- * skips preparing. A select on a database that allows immediate reads (`allowImmediateReads`) runs
- * at once when it may. Only for queries whose SQL does not depend on the values (no `is null` chosen
- * by a value, no lists of varying length); the arguments travel as bound parameters.
+ * A query built and compiled once per dialect, then re-executed with new argument values. Building
+ * and compiling a query in Kysely costs as much as running a short SQLite statement, or more
+ * (measured: about 15 µs for a card read that runs in 13 µs; 120 µs for a top-up's statements, which
+ * run in 150 µs). So the hot paths use this (the top-up's writes, the reads behind every request
+ * and screen; `bench/core.bench.ts`, `bench/api.bench.ts`), and everything else plain Kysely. Only
+ * for queries whose SQL does not depend on the values (no `is null` chosen by a value, no lists of
+ * varying length); the arguments travel as bound parameters.
  *
  * @example
  * const byId = compiledOnce(1, (ex, id: string) => ex.selectFrom('cards').selectAll().where('id', '=', id));
@@ -36,30 +29,35 @@ export function compiledOnce<Args extends unknown[], Row>(
   arity: Args['length'],
   build: (ex: Executor, ...args: Args) => Compilable<Row>,
 ): { execute(ex: Executor, ...args: Args): Promise<QueryResult<Row>> } {
-  const compiledFor = new WeakMap<object, { sql: string; parameters: (args: Args) => unknown[]; select: boolean }>();
+  const byDialect = new Map<string, Compiled<Args>>();
   return {
     async execute(ex, ...args) {
-      const executor = ex.getExecutor();
-      const adapter = executor.adapter;
-      let compiled = compiledFor.get(adapter);
-      if (!compiled) {
-        const slots = Array.from({ length: arity }, (_, i) => new Slot(i)) as unknown as Args;
-        const query = build(ex, ...slots).compile();
-        const sources = query.parameters.map((p) => (p instanceof Slot ? p.index : -1));
-        if (new Set(sources.filter((s) => s >= 0)).size !== arity) {
-          throw new Error(`compiledOnce: ${query.sql} does not bind each of its ${arity} arguments`);
-        }
-        const constants = query.parameters;
-        const select = query.query.kind === 'SelectQueryNode';
-        compiled = { sql: query.sql, parameters: (values) => sources.map((s, i) => (s >= 0 ? values[s] : constants[i])), select };
-        compiledFor.set(adapter, compiled);
-      }
-      const parameters = compiled.parameters(args);
-      if (compiled.select) {
-        const rows = immediateReaders.get(executor)?.(compiled.sql, parameters);
-        if (rows) return { rows: rows as Row[] };
-      }
-      return ex.executeQuery<Row>(CompiledQuery.raw(compiled.sql, parameters) as CompiledQuery<Row>);
+      const compiled = getOrCreate(byDialect, dialectOf(ex), () => compileWithSlots(ex, arity, build));
+      return ex.executeQuery(CompiledQuery.raw(compiled.sql, compiled.parameters(args)) as CompiledQuery<Row>);
     },
   };
+}
+
+const PROBE = sql`${sql.id('probe')} ${0}`;
+// A transaction is a new handle each time, its dialect is not: each handle remembers its own.
+const dialects = new WeakMap<Executor, string>();
+
+/** What sets a dialect's SQL apart (identifier quotes, placeholders), learnt through Kysely's public `compile`. */
+function dialectOf(ex: Executor): string {
+  return getOrCreate(dialects, ex, () => PROBE.compile(ex).sql);
+}
+
+function compileWithSlots<Args extends unknown[], Row>(
+  ex: Executor,
+  arity: number,
+  build: (ex: Executor, ...args: Args) => Compilable<Row>,
+): Compiled<Args> {
+  const slots = Array.from({ length: arity }, (_, i) => new Slot(i)) as unknown as Args;
+  const query = build(ex, ...slots).compile();
+  const constants = query.parameters;
+  const sources = constants.map((p) => (p instanceof Slot ? p.index : -1));
+  if (new Set(sources.filter((s) => s >= 0)).size !== arity) {
+    throw new Error(`compiledOnce: ${query.sql} does not bind each of its ${arity} arguments`);
+  }
+  return { sql: query.sql, parameters: (values) => sources.map((s, i) => (s >= 0 ? values[s] : constants[i])) };
 }

@@ -1,10 +1,9 @@
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.js';
-import { allowImmediateReads } from './compiled-query.js';
-import { withStatementCache } from './sqlite-statement-cache.js';
+import { sqliteDialect } from './sqlite-dialect.js';
 import { createPrivateFolder, reservePrivateFile, restrictToOwner } from '../private-files.js';
 
 export type DatabaseTarget = { kind: 'sqlite'; file: string } | { kind: 'postgres'; url: string };
@@ -68,12 +67,6 @@ export function openDatabase(url: string): OpenDatabase {
     return { db, target, close: () => db.destroy() };
   }
   const sqlite = openSqlite(target.file);
-  const statements = withStatementCache(sqlite);
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: statements }) });
-  // Hot reads skip the driver's queue while no transaction is open; inside one they wait for it to end,
-  // so they never see uncommitted writes.
-  allowImmediateReads(db, (sql, parameters) =>
-    sqlite.inTransaction || !sqlite.open ? undefined : statements.prepare(sql).all(parameters),
-  );
+  const db = new Kysely<Database>({ dialect: sqliteDialect(sqlite) });
   return { db, target, sqlite, close: () => db.destroy() };
 }

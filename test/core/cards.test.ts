@@ -461,6 +461,15 @@ for (const dialect of dialects()) {
       assert.equal(read.balance, 1_000);
       assert.equal((await t.core.walletBalance(alice.caller)).balance, topup.walletBalance);
     });
+
+    test('a closure the provider fails still starts the cooldown it shares with withdrawals', async (ctx) => {
+      const t = await useCore(ctx, dialect);
+      const alice = await newCustomer(t);
+      const card = await newCard(t, alice);
+      t.provider.failNext('terminate', 'boom');
+      await assert.rejects(t.core.close(alice.caller, card.id), { code: 'PROVIDER_FAILED' });
+      await assertRefused(t.core.close(alice.caller, card.id), 'WITHDRAW_COOLDOWN', 'Please wait 15 minutes between withdrawals');
+    });
   });
 
   describe(`ownership (spec 5.2, ${dialect})`, () => {

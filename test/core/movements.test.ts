@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { CardServiceError } from '../../src/core/errors.js';
 import { newCard, newCustomer } from '../helpers/core.js';
 import { dialects, useCore } from './dialects.js';
 import { assertRefused } from './refusals.js';
@@ -175,6 +176,21 @@ for (const dialect of dialects()) {
       );
     });
 
+    test('a top-up whose commit hook fails is rolled back whole, its attempt too', async (ctx) => {
+      const t = await useCore(ctx, dialect);
+      const alice = await newCustomer(t, 100_000);
+      const card = await newCard(t, alice);
+      const before = await t.core.walletBalance(alice.caller);
+      const failing = {
+        commit: async () => {
+          throw new CardServiceError('CARD_CLOSED');
+        },
+      };
+      await assertRefused(t.core.topup(alice.caller, card.id, { amount: 1_000 }, failing), 'CARD_CLOSED', 'Card is closed');
+      assert.equal((await t.core.walletBalance(alice.caller)).balance, before.balance);
+      assert.equal((await t.core.topup(alice.caller, card.id, { amount: 1_000 })).newCardBalance, 1_000);
+    });
+
     test('a quote does not start the cooldown and changes nothing', async (ctx) => {
       const t = await useCore(ctx, dialect);
       const alice = await newCustomer(t, 100_000);
@@ -344,6 +360,20 @@ for (const dialect of dialects()) {
       );
       assert.equal((await t.core.getCard(alice.caller, card.id)).balance, 5_000);
       assert.equal((await t.core.walletBalance(alice.caller)).balance, topup.walletBalance);
+    });
+
+    test('a withdrawal the provider fails still starts the cooldown', async (ctx) => {
+      const t = await useCore(ctx, dialect);
+      const alice = await newCustomer(t, 100_000);
+      const card = await newCard(t, alice);
+      await t.core.topup(alice.caller, card.id, { amount: 5_000 });
+      t.provider.failNext('withdraw', 'provider offline');
+      await assert.rejects(t.core.withdraw(alice.caller, card.id, { amount: 1_000 }), { code: 'PROVIDER_FAILED' });
+      await assertRefused(
+        t.core.withdraw(alice.caller, card.id, { amount: 1_000 }),
+        'WITHDRAW_COOLDOWN',
+        'Please wait 15 minutes between withdrawals',
+      );
     });
 
     test('a withdrawal from a closed card is refused', async (ctx) => {

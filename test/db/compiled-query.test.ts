@@ -17,6 +17,19 @@ for (const dialect of dialects()) {
       assert.deepEqual(inside, [{ name: 'Bob' }]);
     });
 
+    test('a query is built once per dialect: transactions reuse what the database handle compiled', async (ctx) => {
+      const t = await useCore(ctx, dialect);
+      const alice = await newCustomer(t, 1_000, 'Alice');
+      let builds = 0;
+      const nameOf = compiledOnce(1, (ex, id: string) => {
+        builds += 1;
+        return ex.selectFrom('users').select('name').where('id', '=', id);
+      });
+      await nameOf.execute(t.database.db, alice.userId);
+      for (let i = 0; i < 3; i++) await t.database.db.transaction().execute((trx) => nameOf.execute(trx, alice.userId));
+      assert.equal(builds, 1);
+    });
+
     test('constants of the query stay bound beside the arguments', async (ctx) => {
       const t = await useCore(ctx, dialect);
       const alice = await newCustomer(t, 1_000);
