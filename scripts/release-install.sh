@@ -22,8 +22,10 @@ case "${1:-}" in
     cp -R scripts dist locales "$out/"
     ;;
   runtime)
-    # better-sqlite3 builds its native module in its install script: scripts must run.
-    npm ci --omit=dev --ignore-scripts=false --no-audit --no-fund
+    # better-sqlite3 builds its native module in its install script: scripts must run. Optional packages are
+    # left out too: TypeScript is an optional peer of a runtime dependency (valibot, under the Mini App's
+    # init-data check), which npm would otherwise install; the only other one is pg's Cloudflare socket.
+    npm ci --omit=dev --omit=optional --ignore-scripts=false --no-audit --no-fund
     for dev in typescript tsx esbuild; do
       [ ! -e "node_modules/$dev" ] || fail "node_modules/$dev is installed in a production install"
     done

@@ -1,19 +1,24 @@
 import { botChatLinks } from './bot/repository.js';
 import { openCardDataKey, type CardDataKeyHandle } from './card-data-key-file.js';
 import { createAdminService, type AdminService } from './core/admin.js';
+import { createFunding, type Funding } from './core/funding.js';
 import { systemClock, type Clock } from './core/clock.js';
 import { createSandboxMailbox } from './core/mailbox.js';
 import { SandboxCardProvider } from './core/provider.js';
+import { announcingCommits, CommittedEvents } from './core/events.js';
 import { createCardService, type CardService } from './core/service.js';
 import { defaultCoreSettings, type CoreSettings } from './core/settings.js';
 import { openDatabase, type OpenDatabase } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
+import { EVENTS_CHANNEL, listenForNotifications } from './db/notify.js';
 import type { Config } from './config.js';
 import type { Logger } from './logger.js';
 
 export interface CoreRuntime {
   core: CardService;
   admin: AdminService;
+  /** Deposit requests, Telegram Payments and the operator's statistics. */
+  funding: Funding;
   provider: SandboxCardProvider;
   database: OpenDatabase;
   clock: Clock;
@@ -42,8 +47,17 @@ export async function startCore(options: CoreOptions): Promise<CoreRuntime> {
     await migrateToLatest(database.db);
     const { cipher, handle: cardDataKey } = await openCardDataKey(options.cardDataKey, { db: database.db, clock, logger: options.logger });
     const provider = new SandboxCardProvider({ clock, issueAsynchronously: options.sandboxAsyncIssue ?? false });
+    // Events committed here are announced at once; on Postgres, those of other processes (the admin
+    // command line, another instance) through notifications, listened for once the bot subscribes.
+    const target = database.target;
+    const committedEvents = new CommittedEvents(
+      target.kind === 'postgres'
+        ? (announce) => listenForNotifications({ url: target.url, channel: EVENTS_CHANNEL, onNotify: announce, logger: options.logger })
+        : undefined,
+    );
     const deps = {
-      db: database.db,
+      db: announcingCommits(database.db, committedEvents),
+      committedEvents,
       clock,
       provider,
       mailbox: createSandboxMailbox(database.db, clock),
@@ -53,7 +67,11 @@ export async function startCore(options: CoreOptions): Promise<CoreRuntime> {
     };
     const admin = createAdminService(deps);
     await admin.seedDefaults();
-    return { core: createCardService(deps), admin, provider, database, clock, cardDataKey, close: () => database.close() };
+    const close = async () => {
+      await committedEvents.close();
+      await database.close();
+    };
+    return { core: createCardService(deps), admin, funding: createFunding(deps), provider, database, clock, cardDataKey, close };
   } catch (error) {
     await database.close();
     throw error;

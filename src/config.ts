@@ -53,6 +53,11 @@ const configSchema = z.object({
   API_RATE_LIMIT_PER_ADDRESS: count(1200),
   /** Failed authentications per 15 minutes one client address may make before it is refused. */
   API_AUTH_FAILURES_PER_ADDRESS: count(20),
+  /**
+   * Where the rate limits are counted when several processes serve one database: a Redis they all reach
+   * (`redis://` or `rediss://`, with the password and database number in the URL). Unset: each process counts alone.
+   */
+  REDIS_URL: z.url({ protocol: /^rediss?$/, hostname: /./, error: 'a redis:// or rediss:// URL with a host' }).optional(),
   /** Stored Idempotency-Key replies kept per user; the oldest go first. */
   IDEMPOTENCY_MAX_KEYS_PER_USER: count(1000),
   /** Prometheus metrics on a listener of their own; off unless METRICS_PORT is set. */
@@ -65,6 +70,14 @@ const configSchema = z.object({
     .string()
     .regex(/^[A-Za-z0-9_-]{1,256}$/, { error: 'WEBHOOK_SECRET: 1-256 of A-Z a-z 0-9 _ -' })
     .optional(),
+  /**
+   * The Mini App page that shows card details outside the chat (served by the HTTP server at this URL's
+   * path): public HTTPS, or http on 127.0.0.1/localhost for tests. Unset: Details sends a self-deleting message.
+   */
+  WEBAPP_URL: z
+    .string()
+    .refine(isWebAppUrl, { error: 'an https:// URL (http:// only on 127.0.0.1 or localhost), without a #fragment' })
+    .optional(),
   SENSITIVE_TTL_SECONDS: selfDeletingTtl(60),
   OTP_TTL_SECONDS: selfDeletingTtl(300),
   /** How long OTP codes are kept anywhere (card_otps, outbox payloads, stored idempotent replies). */
@@ -72,6 +85,17 @@ const configSchema = z.object({
   TOPUP_COOLDOWN_SECONDS: seconds(120),
   WITHDRAW_COOLDOWN_SECONDS: seconds(900),
   ADMIN_CHAT_ID: z.coerce.number().int().optional(),
+  /** Telegram user ids (comma-separated) who may decide deposit requests and read /stats in the admins' chat. */
+  ADMIN_USER_IDS: z
+    .string()
+    .regex(/^\d{1,16}(\s*,\s*\d{1,16})*$/, { error: 'Telegram user ids separated by commas, e.g. 12345,67890' })
+    .optional()
+    .transform((value) => (value === undefined ? [] : value.split(',').map((id) => Number(id.trim())))),
+  /** Telegram Payments: the provider token from @BotFather; set, cardholders may also pay into their wallet by invoice. */
+  PAYMENT_PROVIDER_TOKEN: z
+    .string()
+    .regex(/^\S{1,256}$/, { error: 'the provider token from @BotFather (Payments), without spaces' })
+    .optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   CARD_DATA_KEY_FILE: z.string().min(1).default('data/card-data.key'),
   SANDBOX_ASYNC_ISSUE: flag.default(false),
@@ -84,6 +108,14 @@ function trustProxyOption(value: string | undefined): boolean | string[] {
   if (value === undefined || value === 'false') return false;
   if (value === 'true') return true;
   return value.split(',').map((part) => part.trim());
+}
+
+/** Telegram opens Mini Apps over HTTPS only; plain http is for a page on this machine (tests). Telegram adds the fragment. */
+function isWebAppUrl(value: string): boolean {
+  if (!URL.canParse(value)) return false;
+  const url = new URL(value);
+  const local = url.hostname === '127.0.0.1' || url.hostname === 'localhost';
+  return (url.protocol === 'https:' || (url.protocol === 'http:' && local)) && url.hash === '';
 }
 
 export class ConfigError extends Error {

@@ -1,5 +1,6 @@
 import { startHttpApi, type RunningHttpApi } from './api/start.js';
 import { startBot, startWebhookBot, type BotDeps, type RunningBot } from './bot/index.js';
+import { telegramHealth } from './bot/telegram-health.js';
 import { startCoreFromConfig, type CoreRuntime } from './compose.js';
 import { ConfigError, loadConfig, requireBotToken, type Config } from './config.js';
 import { CardDataKeyError } from './core/secrets.js';
@@ -7,11 +8,14 @@ import { loadDotEnv } from './env.js';
 import { startHousekeeping } from './housekeeping.js';
 import { loggableError } from './log-safe.js';
 import { createLogger, processLogDestination, type Logger } from './logger.js';
+import { closeRedis, connectRedis, redisAddress, RedisUnreachableError, type Redis } from './redis.js';
 import { stopOnSignals } from './shutdown.js';
 
-function botDeps(runtime: CoreRuntime, config: Config, token: string, logger: Logger): BotDeps {
+function botDeps(runtime: CoreRuntime, config: Config, token: string, logger: Logger, redis: Redis | undefined): BotDeps {
   return {
+    redis,
     core: runtime.core,
+    funding: runtime.funding,
     db: runtime.database.db,
     clock: runtime.clock,
     logger: logger.child({ component: 'bot' }),
@@ -21,6 +25,9 @@ function botDeps(runtime: CoreRuntime, config: Config, token: string, logger: Lo
       sensitiveTtlSeconds: config.SENSITIVE_TTL_SECONDS,
       otpTtlSeconds: config.OTP_TTL_SECONDS,
       adminChatId: config.ADMIN_CHAT_ID,
+      adminUserIds: config.ADMIN_USER_IDS,
+      paymentProviderToken: config.PAYMENT_PROVIDER_TOKEN,
+      webAppUrl: config.WEBAPP_URL,
     },
   };
 }
@@ -28,24 +35,32 @@ function botDeps(runtime: CoreRuntime, config: Config, token: string, logger: Lo
 /** Starts what the settings ask for; whatever started is stopped again by the returned function. */
 async function start(config: Config, logger: Logger): Promise<() => Promise<void>> {
   const token = config.BOT_ENABLED ? requireBotToken(config) : undefined;
-  const runtime = await startCoreFromConfig(config, logger);
+  // Before the database: a Redis that cannot be reached stops the start with nothing else touched.
+  const redis = config.REDIS_URL === undefined ? undefined : await connectRedis(config.REDIS_URL);
+  if (redis) logger.info({ redis: redisAddress(config.REDIS_URL!) }, 'Rate limits counted in Redis, shared by every instance');
+  const runtime = await startCoreFromConfig(config, logger).catch(async (error: unknown) => {
+    if (redis) await closeRedis(redis);
+    throw error;
+  });
   const housekeeping = startHousekeeping(runtime, logger);
   let api: RunningHttpApi | undefined;
   let bot: RunningBot | undefined;
-  // For /readyz: the bot of this process is ready once it has started (getMe answered).
-  const botReady = token === undefined ? undefined : () => bot !== undefined;
-  // In-flight work first (HTTP requests and webhook updates, then polled updates), the database last.
+  // For /readyz: the bot of this process is ready once it has started (getMe answered), and while Telegram answers it.
+  const telegram = telegramHealth();
+  const botReady = token === undefined ? undefined : () => bot !== undefined && telegram.connected();
+  // In-flight work first (HTTP requests and webhook updates, then polled updates), the database and Redis last.
   const stop = async () => {
     await api?.close();
     await bot?.stop();
     await housekeeping.stop();
     await runtime.close();
+    if (redis) await closeRedis(redis);
   };
   try {
     if (token !== undefined && config.BOT_MODE === 'webhook') {
       const url = config.WEBHOOK_URL!;
       const path = new URL(url).pathname;
-      bot = await startWebhookBot(botDeps(runtime, config, token, logger), {
+      bot = await startWebhookBot(botDeps(runtime, config, token, logger, redis), {
         url,
         secretToken: config.WEBHOOK_SECRET!,
         serve: async (handler) => {
@@ -57,14 +72,19 @@ async function start(config: Config, logger: Logger): Promise<() => Promise<void
               app.post(path, { config: { public: true }, bodyLimit: 1_048_576, schema: { hide: true } }, handler);
             },
             botReady,
+            redis,
           );
         },
       });
+      bot.bot.api.config.use(telegram.transformer);
       // Not the path: it may carry a secret.
       logger.info('bot serving its webhook');
     } else {
-      if (config.HTTP_ENABLED) api = await startHttpApi(runtime, config, logger, undefined, botReady);
-      if (token !== undefined) bot = await startBot(botDeps(runtime, config, token, logger));
+      if (config.HTTP_ENABLED) api = await startHttpApi(runtime, config, logger, undefined, botReady, redis);
+      if (token !== undefined) {
+        bot = await startBot(botDeps(runtime, config, token, logger, redis));
+        bot.bot.api.config.use(telegram.transformer);
+      }
     }
   } catch (error) {
     await stop().catch(() => undefined);
@@ -91,7 +111,8 @@ export async function runService(overrides: NodeJS.ProcessEnv = {}): Promise<voi
   try {
     stopOnSignals(await start(config, logger), logger);
   } catch (error) {
-    if (error instanceof ConfigError || error instanceof CardDataKeyError) logger.fatal(error.message);
+    if (error instanceof ConfigError || error instanceof CardDataKeyError || error instanceof RedisUnreachableError)
+      logger.fatal(error.message);
     else logger.fatal({ err: loggableError(error) }, 'Could not start');
     // A missing or wrong card-data key is fixed like a bad setting, by the operator: exit code 2.
     process.exit(error instanceof CardDataKeyError ? 2 : 1);

@@ -13,3 +13,23 @@ describe("self-deleting messages keep their promise or say they can't", () => {
     });
   }
 });
+
+describe('REDIS_URL (several instances share their rate limits)', () => {
+  it('is unset by default: each process counts alone', () => {
+    assert.equal(loadConfig({}).REDIS_URL, undefined);
+  });
+
+  it('takes redis:// and rediss:// URLs, with a password and a database number', () => {
+    for (const url of ['redis://127.0.0.1:6379', 'rediss://:secret@cache.internal:6380/2'])
+      assert.equal(loadConfig({ REDIS_URL: url }).REDIS_URL, url);
+  });
+
+  it('refuses anything else at start, naming the setting but not its value (it may hold a password)', () => {
+    for (const url of ['http://:secret@127.0.0.1:6379', 'redis:/nohost', 'secret']) {
+      assert.throws(
+        () => loadConfig({ REDIS_URL: url }),
+        (error: unknown) => error instanceof ConfigError && error.message.includes('REDIS_URL') && !error.message.includes('secret'),
+      );
+    }
+  });
+});

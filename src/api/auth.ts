@@ -48,7 +48,7 @@ export function installAuthentication(app: FastifyInstance, core: CardService, l
 
   // The address is counted here too, in the same hook, for authenticated routes (the server counts it for public ones).
   async function checkWithinLimits(request: FastifyRequest, limits: RequestLimiter): Promise<void> {
-    limits.beforeToken(request);
+    await limits.beforeToken(request);
     await limits.address(request);
     try {
       await check(request);

@@ -8,6 +8,8 @@ import { validationError } from '../core/schemas.js';
 import type { CardService } from '../core/service.js';
 import type { Db } from '../db/schema.js';
 import type { Logger } from '../logger.js';
+import type { Redis } from '../redis.js';
+import { WindowCounts } from '../window-counts.js';
 import { installAccessLog, requestIdFrom } from './access-log.js';
 import { asArray, installAuthentication } from './auth.js';
 import { failure } from './envelope.js';
@@ -24,6 +26,7 @@ import { cardRoutes } from './routes/cards.js';
 import { catalogueRoutes } from './routes/catalogue.js';
 import { historyRoutes } from './routes/history.js';
 import { movementRoutes } from './routes/movements.js';
+import { webAppRoutes, type WebAppOptions } from './webapp.js';
 
 export interface HttpServerDeps {
   core: CardService;
@@ -42,6 +45,8 @@ export interface HttpServerDeps {
   trustProxy?: boolean | string[];
   /** Request limits; none when absent (tests, benchmarks): `startHttpApi` always passes the settings. */
   limits?: RateLimits;
+  /** The process's Redis client (`REDIS_URL`): the limits are counted there, one count for every process. */
+  redis?: Redis;
   idempotency?: {
     /** How long a stored reply is replayed (24 h by default). */
     ttlSeconds?: number;
@@ -57,6 +62,8 @@ export interface HttpServerDeps {
   botReady?: () => boolean;
   /** Collects request durations when given (served apart, by `serveMetrics`); nothing is collected otherwise. */
   metrics?: ApiMetrics;
+  /** The card-details Mini App (`WEBAPP_URL` with the bot's token); not served when absent. */
+  webApp?: WebAppOptions;
 }
 
 const DAY_SECONDS = 86_400;
@@ -131,7 +138,7 @@ export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
     if (route.schema && !route.schema.querystring && route.config?.public !== true)
       route.schema = { ...route.schema, querystring: noQuery };
   });
-  const limiter = deps.limits ? installRateLimits(app, deps.limits) : undefined;
+  const limiter = deps.limits ? installRateLimits(app, deps.limits, deps.redis && new WindowCounts(deps.redis, logger)) : undefined;
   installErrorHandling(app, clock, logger, {
     observeUnmatched: (request, reply, status) => {
       metrics?.observeUnmatched(request.method, status, reply.elapsedTime / 1000);
@@ -190,6 +197,7 @@ export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
     cardRoutes(routes, routeDeps);
     movementRoutes(routes, routeDeps);
     historyRoutes(routes, routeDeps);
+    if (deps.webApp) webAppRoutes(api, { ...deps.webApp, core, clock, db: deps.db, logger });
 
     routes.get(
       '/livez',

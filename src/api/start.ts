@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { CoreRuntime } from '../compose.js';
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
+import type { Redis } from '../redis.js';
 import { createApiMetrics, serveMetrics, type MetricsListener } from './metrics.js';
 import { createHttpServer } from './server.js';
 
@@ -30,6 +31,8 @@ export async function startHttpApi(
   mount?: (app: FastifyInstance) => void,
   /** Whether the bot of this process has reached Telegram, for `/readyz`; absent when no bot runs here. */
   botReady?: () => boolean,
+  /** The process's Redis client (`REDIS_URL`), where the limits are counted; closed by its owner. */
+  redis?: Redis,
 ): Promise<RunningHttpApi> {
   const apiLogger = logger.child({ component: 'api' });
   const metrics = config.METRICS_PORT === undefined ? undefined : createApiMetrics();
@@ -41,6 +44,7 @@ export async function startHttpApi(
     bodyLimit: config.HTTP_BODY_LIMIT_BYTES,
     requestTimeoutMs: config.HTTP_REQUEST_TIMEOUT_MS,
     trustProxy: config.HTTP_TRUST_PROXY,
+    redis,
     limits: {
       perTokenPerMinute: config.API_RATE_LIMIT_PER_TOKEN,
       perAddressPerMinute: config.API_RATE_LIMIT_PER_ADDRESS,
@@ -49,6 +53,10 @@ export async function startHttpApi(
     idempotency: { maxKeysPerUser: config.IDEMPOTENCY_MAX_KEYS_PER_USER, otpTtlSeconds: config.OTP_RETENTION_SECONDS },
     metrics,
     botReady,
+    webApp:
+      config.WEBAPP_URL && config.BOT_TOKEN
+        ? { url: config.WEBAPP_URL, botToken: config.BOT_TOKEN, showSeconds: config.SENSITIVE_TTL_SECONDS }
+        : undefined,
   });
   mount?.(app);
   let metricsListener: MetricsListener | undefined;

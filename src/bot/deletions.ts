@@ -1,11 +1,12 @@
 import type { I18n } from '@grammyjs/i18n';
 import { GrammyError, type Api } from 'grammy';
 import type { Clock } from '../core/clock.js';
+import type { Claimant } from '../db/claims.js';
 import { loggableError } from '../log-safe.js';
 import type { Logger } from '../logger.js';
 import type { BotContext } from './context.js';
 import { startLoop, type Loop, type Report } from './loop.js';
-import { chatLocaleKey, dueDeletions, forgetDeletion, nextDeletionDue, readKv, type BotDb } from './repository.js';
+import { chatLocaleKey, claimDueDeletions, forgetDeletion, nextDeletionDue, readKv, type BotDb } from './repository.js';
 
 interface DeletionDeps {
   api: Api;
@@ -15,20 +16,26 @@ interface DeletionDeps {
   i18n: I18n<BotContext>;
   intervalMs: number;
   report?: Report;
+  /** Who this process is when it claims deletions (several processes may share the database). */
+  claimant: Claimant;
 }
 
 /**
  * Deletes messages when due. The schedule lives in `bot_pending_deletions`, so a message sent before a
- * restart is still deleted on time after it (or at once, if it fell due meanwhile). A deletion Telegram
- * refuses is forgotten and the chat asked to delete the message by hand: once per chat per tick, in a
- * reply to the first such message, so never twice for one message.
+ * restart is still deleted on time after it (or at once, if it fell due meanwhile). Several processes
+ * share the schedule: each claims the deletions it carries out, so a message is deleted once; one
+ * whose process died holding it is taken over when its claim lapses. A deletion Telegram refuses is
+ * forgotten and the chat asked to delete the message by hand: once per chat per tick, in a reply to the
+ * first such message, so never twice for one message.
  */
 export function startDeletionLoop(deps: DeletionDeps): Loop {
   const { api, db, clock, logger } = deps;
   return startLoop(deps.intervalMs, logger, 'deletion', deps.report, async () => {
     const undeleted = new Map<number, number[]>();
+    const claim = await claimDueDeletions(db, deps.claimant);
     try {
-      for (const due of await dueDeletions(db, clock.now())) {
+      for (const due of claim.items) {
+        if (!(await claim.holds(due))) continue;
         const failure = await deleteNow(api, due.chatId, due.messageId);
         await forgetDeletion(db, due.chatId, due.messageId);
         if (!failure) continue;
@@ -40,11 +47,15 @@ export function startDeletionLoop(deps: DeletionDeps): Loop {
           undeleted.set(due.chatId, [...(undeleted.get(due.chatId) ?? []), due.messageId]);
         }
       }
+    } catch (error) {
+      // What is left is tried again after the back-off, here or by another process, not after the lease.
+      await claim.release().catch(() => undefined);
+      throw error;
     } finally {
       // Also after a failure that stops the tick: those deletions are forgotten already.
       for (const [chatId, messageIds] of undeleted) await askToDeleteByHand(deps, chatId, messageIds);
     }
-    const next = await nextDeletionDue(db);
+    const next = await nextDeletionDue(db, clock.now());
     return next ? Math.max(0, next.getTime() - clock.now().getTime()) : undefined;
   });
 }

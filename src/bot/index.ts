@@ -3,27 +3,34 @@ import { autoRetry } from '@grammyjs/auto-retry';
 import { conversations, createConversation } from '@grammyjs/conversations';
 import { limit } from '@grammyjs/ratelimiter';
 import { run, sequentialize } from '@grammyjs/runner';
-import { Bot, Composer, Context, webhookCallback, type Middleware, type WebhookReplyEnvelope } from 'grammy';
+import { Bot, Composer, Context, type Middleware, type WebhookReplyEnvelope } from 'grammy';
 import type { Update, UserFromGetMe } from 'grammy/types';
 import type { BotContext, ConversationContext } from './context.js';
-import { flowsConversation } from './conversations/flows.js';
+import { FLOWS_CONVERSATION_ID, flowsConversation } from './conversations/flows.js';
 import { startDeletionLoop } from './deletions.js';
 import { adminReporter, AnsweredCallbacks, handleBotError } from './error-boundary.js';
+import { createInbox, inboxWebhookRoute, type InboxOptions, type WebhookRoute } from './inbox.js';
 import { loggableError } from '../log-safe.js';
 import { cancelFeature } from './features/cancel.js';
 import { cardsFeature } from './features/cards.js';
 import { groupFeature } from './features/group.js';
+import { adminChatFeature } from './features/admin-chat.js';
+import { depositsFeature } from './features/deposits.js';
+import { checkoutFeature, successfulPaymentFeature } from './features/payments.js';
+import { createFunding } from '../core/funding.js';
 import { callerMiddleware, linkChat, linkFeature, requireLinked } from './features/link.js';
 import { createMainMenu, menuFeature } from './features/menu.js';
 import { pastedTokenFeature } from './features/pasted-token.js';
 import { unhandledFeature } from './features/unhandled.js';
 import { createI18n, createTranslators, localeOf, translations } from './i18n.js';
 import { startOutboxLoop } from './outbox.js';
+import { newClaimant } from '../db/claims.js';
 import { claimPolling } from './poller-lease.js';
 import { botTables, CONVERSATION_KEY_PREFIX, ChatLinks } from './repository.js';
 import type { BotDeps, Services } from './services.js';
 import { kvStorage } from './storage.js';
 import { holdsApiToken } from './token-scan.js';
+import { ratelimiterStorage, WindowCounts } from '../window-counts.js';
 
 export type { BotConfig, BotDeps } from './services.js';
 export type { BotContext } from './context.js';
@@ -41,7 +48,14 @@ const servicesOf = new WeakMap<Bot<BotContext>, Services>();
  * The updates the bot asks Telegram for. Not Telegram Business ones: the bot acts only in private chats
  * with the user themself, never inside a chat a business account has with its customers.
  */
-export const ALLOWED_UPDATES = ['message', 'edited_message', 'channel_post', 'edited_channel_post', 'callback_query'] as const;
+export const ALLOWED_UPDATES = [
+  'message',
+  'edited_message',
+  'channel_post',
+  'edited_channel_post',
+  'callback_query',
+  'pre_checkout_query',
+] as const;
 
 /** Telegram Business updates, which are dropped even if they come (one asked for them earlier, a test). */
 const isBusinessUpdate = (update: Update) =>
@@ -107,6 +121,16 @@ function contextClass(logger: BotDeps['logger'], translatorFor: (locale: string)
   };
 }
 
+export interface CreateBotOptions {
+  botInfo?: UserFromGetMe;
+  fetch?: typeof fetch;
+  /**
+   * Run each chat's updates one at a time, in this process (true by default). False where something
+   * else already does, across processes: the webhook inbox.
+   */
+  sequentialize?: boolean;
+}
+
 /**
  * The bot: every feature registered in order inside one error boundary. Nothing runs until it is
  * started (`startBot` for polling, `startWebhookBot` for webhooks) or fed with `bot.handleUpdate`.
@@ -115,13 +139,14 @@ function contextClass(logger: BotDeps['logger'], translatorFor: (locale: string)
  * const bot = createBot({ core, db, clock, logger, config: { token, apiRoot, sensitiveTtlSeconds: 60, otpTtlSeconds: 300 } });
  * await bot.handleUpdate(update);
  */
-export function createBot(deps: BotDeps, options: { botInfo?: UserFromGetMe; fetch?: typeof fetch } = {}): Bot<BotContext> {
+export function createBot(deps: BotDeps, options: CreateBotOptions = {}): Bot<BotContext> {
   const client = { apiRoot: deps.config.apiRoot, ...(options.fetch ? { fetch: options.fetch } : {}) };
   const i18n = createI18n<BotContext>();
+  const translatorFor = createTranslators(i18n);
   const bot = new CountingBot(deps.config.token, {
     botInfo: options.botInfo,
     client,
-    ContextConstructor: contextClass(deps.logger, createTranslators(i18n)) as unknown as new (
+    ContextConstructor: contextClass(deps.logger, translatorFor) as unknown as new (
       ...args: ConstructorParameters<typeof Context>
     ) => BotContext,
   });
@@ -135,7 +160,8 @@ export function createBot(deps: BotDeps, options: { botInfo?: UserFromGetMe; fet
 
   const db = botTables(deps.db);
   // `wakeDeletions` does nothing until the background jobs start (`startBackgroundJobs`).
-  const s: Services = { ...deps, db, links: new ChatLinks(db), i18n, answered, wakeDeletions: () => {} };
+  const funding = deps.funding ?? createFunding({ db: deps.db, clock: deps.clock, settings: deps.core.settings });
+  const s: Services = { ...deps, db, funding, links: new ChatLinks(db), i18n, answered, wakeDeletions: () => {} };
   servicesOf.set(bot, s);
 
   // Conversation contexts get a fresh Api: give it the bot's transformers (auto-retry and any other).
@@ -144,39 +170,53 @@ export function createBot(deps: BotDeps, options: { botInfo?: UserFromGetMe; fet
       ctx.api.config.use(...bot.api.config.installedTransformers());
       return next();
     },
-    translations(i18n) as unknown as Middleware<ConversationContext>,
+    translations(translatorFor) as unknown as Middleware<ConversationContext>,
   ];
   const mainMenu = createMainMenu(s);
 
-  // Per chat, one update at a time; before conversations and menus.
-  bot.use(sequentialize((ctx: BotContext) => ctx.chat?.id.toString()));
+  // Per chat, one update at a time; before conversations and menus. Webhooks get it from the inbox instead.
+  if (options.sequentialize !== false) bot.use(sequentialize((ctx: BotContext) => ctx.chat?.id.toString()));
   if (deps.config.rateLimit !== false) {
     const rate = deps.config.rateLimit ?? { timeFrameMs: 3000, limit: 10 };
-    bot.use(limit({ timeFrame: rate.timeFrameMs, limit: rate.limit, onLimitExceeded: tooFast }));
+    // With Redis (`REDIS_URL`) every process adds to one count per user, so a flood split across them is held too.
+    const shared = deps.redis && { storageClient: ratelimiterStorage(new WindowCounts(deps.redis, deps.logger), rate.timeFrameMs) };
+    // Payments are never dropped: a checkout unanswered fails the payment, a payment unhandled is money not credited.
+    const keyGenerator = (ctx: BotContext) =>
+      ctx.preCheckoutQuery || ctx.message?.successful_payment ? undefined : ctx.from?.id.toString();
+    bot.use(
+      limit({ timeFrame: rate.timeFrameMs, limit: rate.limit, onLimitExceeded: tooFast, keyGenerator, keyPrefix: 'bot:user:', ...shared }),
+    );
   }
   // Private chats, in order. Built in one go (not with `use`), and with the features after the menu in
   // one composer of their own: every update passes a frame per middleware of each composer it enters,
   // however early it is handled, so a menu press skips those.
   const flowState = conversations<BotContext, ConversationContext>({
-    // Version 1: the flows as one conversation; state kept under the earlier layout is dropped.
+    // Version 2: the flows as one conversation, each entered with one object of arguments; state kept
+    // under an earlier layout (version 1: positional arguments) is dropped.
     storage: {
       type: 'key',
-      version: 1,
+      version: 2,
       adapter: kvStorage(s.db, deps.clock, CONVERSATION_KEY_PREFIX),
       getStorageKey: (ctx) => ctx.chat?.id.toString(),
     },
   });
+  // The admins' chat may be a private chat too (one operator).
+  const adminChat = adminChatFeature(s);
   const chat = new Composer<BotContext>(
+    // Money that arrived is credited whatever became of the chat's link.
+    successfulPaymentFeature(s),
+    adminChat,
     flowState,
     callerMiddleware(s),
     cancelFeature(),
     requireLinked(),
     // Flows time out in their own waits (conversations/kit.ts), which say so to the user.
-    createConversation(flowsConversation(s), { id: 'flow', plugins: inConversation }),
+    createConversation(flowsConversation(s), { id: FLOWS_CONVERSATION_ID, plugins: inConversation }),
     mainMenu,
-    new Composer<BotContext>(linkFeature(s, mainMenu), menuFeature(s, mainMenu), cardsFeature(s), unhandledFeature()),
+    new Composer<BotContext>(linkFeature(s, mainMenu), menuFeature(s, mainMenu), cardsFeature(s), depositsFeature(s), unhandledFeature()),
   );
-  const group = groupFeature();
+  // Outside private chats: the admins' chat, pre-checkout queries (they carry no chat), then any group.
+  const group = new Composer<BotContext>(adminChat, checkoutFeature(s), groupFeature());
   // A message holding an API token, in any chat, goes nowhere else: no flow, menu or command sees it.
   // (The flow state is loaded so that linking can leave a waiting flow, the menu so that it can be sent.)
   const pasted = new Composer<BotContext>(
@@ -206,10 +246,23 @@ export async function setCommands(bot: Bot<BotContext>): Promise<void> {
   }
 }
 
-/** The outbox push and the deletion scheduler; needed in both polling and webhook mode. */
-export function startBackgroundJobs(bot: Bot<BotContext>): { stop(): Promise<void> } {
+/** The running background jobs of a bot. */
+export interface BackgroundJobs {
+  /** Settles once pushes are woken by events committed in other processes too (Postgres); at once otherwise. */
+  listening: Promise<void>;
+  stop(): Promise<void>;
+}
+
+/**
+ * The outbox push and the deletion scheduler; needed in both polling and webhook mode. Any number of
+ * bot processes may run them over one database: they claim the rows they work on. The push runs as
+ * soon as events are committed (`wakeOnCommit`, true by default), and polls as well.
+ */
+export function startBackgroundJobs(bot: Bot<BotContext>, options: { wakeOnCommit?: boolean } = {}): BackgroundJobs {
   const s = servicesOf.get(bot)!;
   const report = adminReporter(bot.api, s);
+  // Who this instance is when it claims work; its loops work through tables of their own.
+  const claimant = newClaimant(s.clock);
   const deletions = startDeletionLoop({
     api: bot.api,
     db: s.db,
@@ -218,11 +271,15 @@ export function startBackgroundJobs(bot: Bot<BotContext>): { stop(): Promise<voi
     i18n: s.i18n,
     intervalMs: s.config.pollIntervalMs ?? 500,
     report,
+    claimant,
   });
   s.wakeDeletions = deletions.wake;
-  const outbox = startOutboxLoop(s, bot.api, report);
+  const outbox = startOutboxLoop(s, bot.api, report, claimant);
+  const committed = options.wakeOnCommit === false ? undefined : s.core.events.onCommitted(outbox.wake);
   return {
+    listening: committed?.ready ?? Promise.resolve(),
     async stop() {
+      await committed?.close();
       await Promise.all([outbox.stop(), deletions.stop()]);
     },
   };
@@ -287,20 +344,47 @@ export async function startBot(deps: BotDeps): Promise<RunningBot> {
   };
 }
 
-/** A Fastify route handler for the webhook; requests without Telegram's secret-token header are refused. */
-export type WebhookHandler = ReturnType<typeof webhookCallback<BotContext, 'fastify'>>;
+export interface Webhook {
+  /** The route to mount: `app.post(path, webhook.handler)`. */
+  handler: WebhookRoute;
+  /** Stops taking stored updates; resolves once the updates in hand are handled. */
+  stop(): Promise<void>;
+}
 
 /**
- * The webhook route handler for Fastify: `app.post('/telegram/webhook', webhookHandler(bot, secret))`.
- * A request whose `X-Telegram-Bot-Api-Secret-Token` header differs from `secretToken` gets 401.
+ * The webhook for Fastify, over the durable per-chat inbox (src/bot/inbox.ts): each update is stored
+ * and answered 200 at once, then handled by whichever process holds its chat's lease, one at a time
+ * and in update_id order across every process on the database. A request whose
+ * `X-Telegram-Bot-Api-Secret-Token` header differs from `secretToken` gets 401. Make the bot with
+ * `sequentialize: false`: the inbox already runs a chat's updates one at a time.
+ *
+ * @example
+ * const webhook = webhookInbox(bot, secret);
+ * app.post('/telegram/webhook', webhook.handler);
+ * // at shutdown, after the HTTP server has stopped:
+ * await webhook.stop();
  */
-export function webhookHandler(bot: Bot<BotContext>, secretToken: string): WebhookHandler {
-  return webhookCallback(bot, 'fastify', { secretToken, onTimeout: 'return' });
+export function webhookInbox(
+  bot: Bot<BotContext>,
+  secretToken: string,
+  options: Pick<InboxOptions, 'leaseMs' | 'sweepIntervalMs'> = {},
+): Webhook {
+  const s = servicesOf.get(bot)!;
+  const inbox = createInbox({
+    db: s.db,
+    clock: s.clock,
+    logger: s.logger,
+    handle: (update) => bot.handleUpdate(update),
+    report: adminReporter(bot.api, s),
+    ...options,
+  });
+  return { handler: inboxWebhookRoute(inbox, secretToken), stop: () => inbox.stop() };
 }
 
 /**
  * Webhook mode: registers `url` with Telegram under `secretToken` and returns the handler to mount
- * (`app.post(path, handler)`), which checks the `X-Telegram-Bot-Api-Secret-Token` header.
+ * (`app.post(path, handler)`), which checks the `X-Telegram-Bot-Api-Secret-Token` header. Several
+ * processes may serve the same bot on one database (see `webhookInbox`).
  */
 export async function startWebhookBot(
   deps: BotDeps,
@@ -308,21 +392,29 @@ export async function startWebhookBot(
     url: string;
     secretToken: string;
     /** Starts serving the handler; called before the webhook is registered, so Telegram's first post finds it. */
-    serve?: (handler: WebhookHandler) => Promise<void>;
+    serve?: (handler: WebhookRoute) => Promise<void>;
+    inbox?: Pick<InboxOptions, 'leaseMs' | 'sweepIntervalMs'>;
   },
-): Promise<RunningBot & { handler: WebhookHandler }> {
-  const bot = createBot(deps);
+): Promise<RunningBot & { handler: WebhookRoute }> {
+  const bot = createBot(deps, { sequentialize: false });
   await initBot(bot, deps);
-  const handler = webhookHandler(bot, webhook.secretToken);
-  await webhook.serve?.(handler);
-  await setCommands(bot);
-  await bot.api.setWebhook(webhook.url, { secret_token: webhook.secretToken, allowed_updates: ALLOWED_UPDATES });
+  const inbox = webhookInbox(bot, webhook.secretToken, webhook.inbox);
+  const handler = inbox.handler;
+  try {
+    await webhook.serve?.(handler);
+    await setCommands(bot);
+    await bot.api.setWebhook(webhook.url, { secret_token: webhook.secretToken, allowed_updates: ALLOWED_UPDATES });
+  } catch (error) {
+    await inbox.stop();
+    throw error;
+  }
   const jobs = startBackgroundJobs(bot);
   return {
     bot,
     handler,
-    // The HTTP server stops taking posts first; an update past the webhook's reply timeout may still run.
+    // The HTTP server stops taking posts first; stored updates not yet in hand wait for another process.
     async stop() {
+      await inbox.stop();
       await updatesSettled(bot);
       await jobs.stop();
     },

@@ -1,14 +1,15 @@
 import type { I18n } from '@grammyjs/i18n';
 import { GrammyError, type Api } from 'grammy';
 import { loggableError } from '../log-safe.js';
-import type { CoreEvent } from '../core/events.js';
+import type { CoreEvent, PendingEvent } from '../core/events.js';
+import type { Claimant } from '../db/claims.js';
 import { money } from './format.js';
 import { alertKeyboard } from './keyboards.js';
 import {
   chatLocaleKey,
   chatsOfUser,
+  claimNotices,
   forgetNotice,
-  pendingNotices,
   pruneBookkeeping,
   readKv,
   recordDelivery,
@@ -22,10 +23,17 @@ import { startLoop, type Loop, type Report } from './loop.js';
  * Pushes the core's stored events (new OTPs, card transactions) to every chat linked to the card's
  * owner. Each (event, chat) pair is recorded once sent, and the event is marked delivered only after
  * every chat got it, so a restart resumes where it stopped and sends nothing twice.
+ *
+ * Several processes may share the outbox: each claims the events it pushes (the oldest first), so an
+ * event goes to each chat once; events a process held when it died are taken over once its claim
+ * lapses, and then only the chats not recorded as sent get them (a crash between a send and its record
+ * sends that one again). The loop runs on every poll and whenever events are committed (`wake`).
  */
 const HOUR = 3_600_000;
+/** Events claimed in one go; a full claim means more may be waiting. */
+const CLAIMED_AT_ONCE = 50;
 
-export function startOutboxLoop(s: Services, api: Api, report?: Report): Loop {
+export function startOutboxLoop(s: Services, api: Api, report: Report | undefined, claimant: Claimant): Loop {
   const interval = s.config.pollIntervalMs ?? 500;
   let prunedAt = 0;
   return startLoop(interval, s.logger, 'outbox', report, async () => {
@@ -36,40 +44,63 @@ export function startOutboxLoop(s: Services, api: Api, report?: Report): Loop {
       await pruneBookkeeping(s.db, new Date(now - 24 * HOUR));
       prunedAt = now;
     }
-    await tellUnlinkedChats(s, api);
-    const events = await s.core.events.pending(50);
-    for (const pending of events) {
-      for (const link of await chatsOfUser(s.db, pending.userId)) {
-        if (await wasDelivered(s.db, pending.seq, link.chatId)) continue;
-        // Only to a chat whose token still works: a revocation ends its links, and a link made in the
-        // moment of a revocation still finds its token refused here.
-        if (!(await s.core.tokenIsActive(link.tokenHash))) continue;
-        try {
-          await push(s, api, link.chatId, pending.event);
-        } catch (error) {
-          // A chat that blocked the bot or is gone will never take it: skip it rather than hold up
-          // every later event. Anything else (network, server) is retried on the next tick.
-          if (!undeliverable(error)) throw error;
-          s.logger.warn({ chatId: link.chatId, seq: pending.seq, err: loggableError(error) }, 'event not deliverable to a chat; skipped');
-        }
-        await recordDelivery(s.db, pending.seq, link.chatId, s.clock.now());
+    await tellUnlinkedChats(s, api, claimant);
+    const claim = await s.core.events.claim(claimant, CLAIMED_AT_ONCE);
+    try {
+      for (const pending of claim.items) {
+        if (!(await claim.holds(pending))) continue;
+        await deliver(s, api, pending);
+        await s.core.events.markDelivered(pending.seq, s.clock.now());
       }
-      await s.core.events.markDelivered(pending.seq, s.clock.now());
+    } catch (error) {
+      // This event and the later ones are tried again after the back-off (here or by another process),
+      // in their order, rather than once the lease lapses.
+      await claim.release().catch(() => undefined);
+      throw error;
     }
-    return events.length === 50 ? 0 : undefined;
+    return claim.items.length === CLAIMED_AT_ONCE ? 0 : undefined;
   });
 }
 
-/** Chats whose link ended (a revoked token, an operator) are told once, in the language they were linked in. */
-async function tellUnlinkedChats(s: Services, api: Api): Promise<void> {
-  for (const notice of await pendingNotices(s.db)) {
+/** Sends an event to each chat linked to its user that has not had it yet. */
+async function deliver(s: Services, api: Api, pending: PendingEvent): Promise<void> {
+  for (const link of await chatsOfUser(s.db, pending.userId)) {
+    if (await wasDelivered(s.db, pending.seq, link.chatId)) continue;
+    // Only to a chat whose token still works: a revocation ends its links, and a link made in the
+    // moment of a revocation still finds its token refused here.
+    if (!(await s.core.tokenIsActive(link.tokenHash))) continue;
     try {
-      await api.sendMessage(notice.chatId, (s.i18n as I18n<BotContext>).t(notice.locale, `unlinked-${notice.kind}`));
+      await push(s, api, link.chatId, pending.event);
     } catch (error) {
+      // A chat that blocked the bot or is gone will never take it: skip it rather than hold up
+      // every later event. Anything else (network, server) is retried on the next tick.
       if (!undeliverable(error)) throw error;
-      s.logger.warn({ chatId: notice.chatId, err: loggableError(error) }, 'unlink notice not deliverable to a chat; skipped');
+      s.logger.warn({ chatId: link.chatId, seq: pending.seq, err: loggableError(error) }, 'event not deliverable to a chat; skipped');
     }
-    await forgetNotice(s.db, notice);
+    await recordDelivery(s.db, pending.seq, link.chatId, s.clock.now());
+  }
+}
+
+/**
+ * Chats whose link ended (a revoked token, an operator) are told once, in the language they were
+ * linked in: each notice is claimed by one process, and forgotten once told.
+ */
+async function tellUnlinkedChats(s: Services, api: Api, claimant: Claimant): Promise<void> {
+  const claim = await claimNotices(s.db, claimant);
+  try {
+    for (const notice of claim.items) {
+      if (!(await claim.holds(notice))) continue;
+      try {
+        await api.sendMessage(notice.chatId, (s.i18n as I18n<BotContext>).t(notice.locale, `unlinked-${notice.kind}`));
+      } catch (error) {
+        if (!undeliverable(error)) throw error;
+        s.logger.warn({ chatId: notice.chatId, err: loggableError(error) }, 'unlink notice not deliverable to a chat; skipped');
+      }
+      await forgetNotice(s.db, notice);
+    }
+  } catch (error) {
+    await claim.release().catch(() => undefined);
+    throw error;
   }
 }
 

@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { ChatLinkPort, UnlinkReason } from '../core/chat-links.js';
+import { claimRows, unclaimedAt, type Claim, type Claimant, type Queue } from '../db/claims.js';
 import { compiledOnce } from '../db/compiled-query.js';
 import type { Db, Executor } from '../db/schema.js';
 
@@ -7,11 +8,14 @@ import type { Db, Executor } from '../db/schema.js';
 export type BotTables = {
   bot_chat_links: { chat_id: number; user_id: string; token_hash: string; linked_at: string };
   bot_kv: { key: string; value: string; updated_at: string };
-  bot_pending_deletions: { chat_id: number; message_id: number; due_at: string };
+  bot_pending_deletions: { chat_id: number; message_id: number; due_at: string } & Claimed;
   bot_deliveries: { seq: number; chat_id: number; delivered_at: string };
   bot_confirmations: { nonce: string; chat_id: number; created_at: string; used_at: string | null };
-  bot_notices: { chat_id: number; kind: string; locale: string | null; created_at: string };
+  bot_notices: { chat_id: number; kind: string; locale: string | null; created_at: string } & Claimed;
 };
+
+/** Who works on a queued row, until when (`src/db/claims.ts`); null when nobody does. Optional when inserting. */
+type Claimed = { claimed_by?: string | null; claimed_until?: string | null };
 
 /** Where a chat's conversation state is kept in `bot_kv`. */
 export const CONVERSATION_KEY_PREFIX = 'conversation:';
@@ -121,9 +125,40 @@ export async function dueDeletions(db: BotDb, now: Date, limit = 50) {
   return rows.map((row) => ({ chatId: Number(row.chat_id), messageId: row.message_id }));
 }
 
-/** The earliest due time still pending, to sleep exactly until then. */
-export async function nextDeletionDue(db: BotDb): Promise<Date | undefined> {
-  const row = await db.selectFrom('bot_pending_deletions').select('due_at').orderBy('due_at').limit(1).executeTakeFirst();
+export interface DueDeletion {
+  chatId: number;
+  messageId: number;
+}
+
+/** The scheduled deletions as a queue: due ones, the earliest first. */
+const DELETIONS: Queue = {
+  table: 'bot_pending_deletions',
+  key: ['chat_id', 'message_id'],
+  work: (now) => sql`due_at <= ${now}`,
+  order: ['due_at'],
+};
+
+/** Up to `limit` due deletions no other process holds, the earliest first, held for `claimant` until forgotten or released. */
+export function claimDueDeletions(db: BotDb, claimant: Claimant, limit = 50): Promise<Claim<DueDeletion>> {
+  return claimRows(db, DELETIONS, claimant, limit, (row: BotTables['bot_pending_deletions']) => ({
+    chatId: Number(row.chat_id),
+    messageId: Number(row.message_id),
+  }));
+}
+
+/**
+ * The earliest time a deletion may be claimed, to sleep exactly until then: its due time. Deletions
+ * another process holds are left out: their holder deletes them (or they are looked at again on the
+ * loop's next tick once its lease lapses).
+ */
+export async function nextDeletionDue(db: BotDb, now: Date): Promise<Date | undefined> {
+  const row = await db
+    .selectFrom('bot_pending_deletions')
+    .select('due_at')
+    .where(unclaimedAt(now.toISOString()))
+    .orderBy('due_at')
+    .limit(1)
+    .executeTakeFirst();
   return row ? new Date(row.due_at) : undefined;
 }
 
@@ -212,9 +247,18 @@ export interface Notice {
   locale: string;
 }
 
-export async function pendingNotices(db: BotDb, limit = 50): Promise<Notice[]> {
-  const rows = await db.selectFrom('bot_notices').selectAll().orderBy('created_at').limit(limit).execute();
-  return rows.map((row) => ({ chatId: Number(row.chat_id), kind: row.kind as UnlinkReason, locale: row.locale ?? 'en' }));
+const toNotice = (row: BotTables['bot_notices']): Notice => ({
+  chatId: Number(row.chat_id),
+  kind: row.kind as UnlinkReason,
+  locale: row.locale ?? 'en',
+});
+
+/** The unlink notices as a queue: all of them, the oldest first. */
+const NOTICES: Queue = { table: 'bot_notices', key: ['chat_id', 'kind'], work: () => sql`1 = 1`, order: ['created_at'] };
+
+/** Up to `limit` notices no other process holds, the oldest first, held for `claimant` until forgotten or released. */
+export function claimNotices(db: BotDb, claimant: Claimant, limit = 50): Promise<Claim<Notice>> {
+  return claimRows(db, NOTICES, claimant, limit, toNotice);
 }
 
 export async function forgetNotice(db: BotDb, notice: Notice): Promise<void> {

@@ -1,10 +1,12 @@
 import type { I18n } from '@grammyjs/i18n';
 import type { Api } from 'grammy';
 import type { Clock } from '../core/clock.js';
+import type { Funding } from '../core/funding.js';
 import { isCardServiceError } from '../core/errors.js';
 import type { CardService } from '../core/service.js';
 import type { Db } from '../db/schema.js';
 import type { Logger } from '../logger.js';
+import type { Redis } from '../redis.js';
 import type { BotContext } from './context.js';
 import type { AnsweredCallbacks } from './error-boundary.js';
 import { toRefusal, type Refusal } from './errors.js';
@@ -16,7 +18,16 @@ export interface BotConfig {
   apiRoot: string;
   sensitiveTtlSeconds: number;
   otpTtlSeconds: number;
+  /**
+   * The Mini App page (`WEBAPP_URL`) that shows card details outside the chat; when set, Details opens it
+   * with a one-time nonce instead of sending a self-deleting message.
+   */
+  webAppUrl?: string;
   adminChatId?: number;
+  /** Telegram users who may decide deposit requests and read `/stats` in the admins' chat (`ADMIN_USER_IDS`). */
+  adminUserIds?: readonly number[];
+  /** Telegram Payments provider token (`PAYMENT_PROVIDER_TOKEN`): set, "Add money" offers to pay by invoice. Never logged. */
+  paymentProviderToken?: string;
   /** Per-user flood limit; `false` turns it off (benchmarks). Default: 10 updates per 3 s. */
   rateLimit?: { timeFrameMs: number; limit: number } | false;
   /** A conversation waiting longer than this for the user is dropped. Default 10 minutes. */
@@ -35,11 +46,16 @@ export interface BotDeps {
   clock: Clock;
   logger: Logger;
   config: BotConfig;
+  /** The process's Redis client (`REDIS_URL`): the per-user limit is counted there, one count for every process. */
+  redis?: Redis;
+  /** Deposit requests, payments and statistics (the composition root's); built over `db` when not given. */
+  funding?: Funding;
 }
 
 /** What features share: the deps, the bot's tables and the texts. Built once in `createBot`. */
 export interface Services extends Omit<BotDeps, 'db'> {
   db: BotDb;
+  funding: Funding;
   links: ChatLinks;
   i18n: I18n<BotContext>;
   /** Callback queries already answered (a second answer is refused by Telegram). */

@@ -2,6 +2,7 @@ import type { Db } from '../db/schema.js';
 import type { ChatLinkPort } from './chat-links.js';
 import type { CardDataCipher } from './secrets.js';
 import type { Clock } from './clock.js';
+import type { CommittedEvents } from './events.js';
 import type { OtpMailbox } from './mailbox.js';
 import type { CardProvider } from './provider.js';
 import type { CoreSettings } from './settings.js';
@@ -16,4 +17,6 @@ export interface CoreDeps {
   settings: CoreSettings;
   /** The chats linked to tokens (the bot's), ended when their token is revoked. */
   chatLinks: ChatLinkPort;
+  /** Told when events were committed (`db` announces them: see `announcingCommits`), for the outbox's consumers to subscribe to. */
+  committedEvents?: CommittedEvents;
 }

@@ -59,7 +59,7 @@ export function createCardService(deps: CoreDeps) {
   return {
     schemas: inputGuards(settings).schemas,
     settings,
-    events: createEventOutbox(db),
+    events: createEventOutbox(db, deps.committedEvents),
     ...createCardOperations(deps),
     ...createMovementOperations(deps),
     ...createHistoryOperations(deps),

@@ -169,6 +169,9 @@ export interface OutboxTable {
   payload: string;
   created_at: string;
   delivered_at: string | null;
+  /** The bot process working on the row (`src/db/claims.ts`), until `claimed_until`; null when unclaimed. */
+  claimed_by: string | null;
+  claimed_until: string | null;
 }
 
 export interface Database {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import Fastify from 'fastify';
-import { startWebhookBot, webhookHandler } from '../../src/bot/index.js';
+import { startWebhookBot, webhookInbox } from '../../src/bot/index.js';
 import { createLogger } from '../../src/logger.js';
 import { BotApiServer } from '../helpers/bot-api-server.js';
 import { createTestCore } from '../helpers/core.js';
@@ -12,7 +12,8 @@ describe('webhook mode', () => {
   it("handles an update only when Telegram's secret-token header matches", async () => {
     const h = await createHarness();
     const app = Fastify();
-    app.post('/telegram', webhookHandler(h.bot, 'sekret_1'));
+    const webhook = webhookInbox(h.bot, 'sekret_1');
+    app.post('/telegram', webhook.handler);
     const update = textUpdate({ id: 9001 }, '/start');
 
     const refused = await app.inject({
@@ -33,8 +34,11 @@ describe('webhook mode', () => {
       headers: { 'x-telegram-bot-api-secret-token': 'sekret_1' },
     });
     assert.equal(accepted.statusCode, 200);
+    // Answered once stored; handled right after.
+    await h.waitFor((c) => c.method === 'sendMessage');
     assert.match(texts(h.calls).join('\n'), /send me your API token/);
     await app.close();
+    await webhook.stop();
   });
 
   it('registers the webhook with its secret token and the command list at start', async () => {

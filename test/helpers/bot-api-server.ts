@@ -29,6 +29,17 @@ export interface StoredMessage {
   deleted: boolean;
   /** When the message was stored (Date.now()). */
   sentAt?: number;
+  /** An invoice the bot sent (sendInvoice): what a user's client would pay. */
+  invoice?: SentInvoice;
+}
+
+export interface SentInvoice {
+  title: string;
+  description: string;
+  payload: string;
+  currency: string;
+  totalAmount: number;
+  providerToken?: string;
 }
 
 const BOT_USER = {
@@ -62,6 +73,9 @@ export class BotApiServer {
   #messages = new Map<string, StoredMessage>();
   #nextMessageId = new Map<number, number>();
   #answered = new Set<string>();
+  /** Pre-checkout queries answered, by id: each may be answered once. */
+  readonly checkoutAnswers = new Map<string, { ok: boolean; errorMessage?: string }>();
+  #nextCheckoutId = 1;
   #nextQueryId = 1;
   #date = 1_700_000_000;
   #delays = new Map<string, number>();
@@ -164,8 +178,26 @@ export class BotApiServer {
     for (const wake of this.#pollers) wake();
   }
 
+  /**
+   * Webhook mode: the updates queued since the last call, removed from the queue, for the test to post to
+   * the bot's webhook as Telegram would (a bot with a webhook never polls).
+   */
+  takeUpdates(): { update_id: number; [k: string]: unknown }[] {
+    return this.#updates.splice(0);
+  }
+
+  /** How many updates wait in the queue. */
+  pendingUpdates(): number {
+    return this.#updates.length;
+  }
+
   storeUserMessage(chatId: number, text: string): StoredMessage {
     return this.#store({ chatId, messageId: this.#newMessageId(chatId), fromBot: false, text, protectContent: false, deleted: false });
+  }
+
+  /** A pre-checkout query's id (apart from the callback queries', which must all be answered). */
+  newCheckoutId(): string {
+    return `checkout-${this.#nextCheckoutId++}`;
   }
 
   newQueryId(): string {
@@ -316,6 +348,41 @@ export class BotApiServer {
         message.deleted = true;
         return true;
       }
+      case 'sendInvoice': {
+        const prices = payload.prices as { label: string; amount: number }[];
+        const invoice: SentInvoice = {
+          title: String(payload.title),
+          description: String(payload.description),
+          payload: String(payload.payload),
+          currency: String(payload.currency),
+          totalAmount: prices.reduce((sum, p) => sum + p.amount, 0),
+          providerToken: payload.provider_token,
+        };
+        const message = this.#botMessage(Number(payload.chat_id), { text: invoice.title, reply_markup: payload.reply_markup });
+        message.invoice = invoice;
+        return {
+          ...this.#asTelegram(message),
+          text: undefined,
+          invoice: {
+            title: invoice.title,
+            description: invoice.description,
+            start_parameter: '',
+            currency: invoice.currency,
+            total_amount: invoice.totalAmount,
+          },
+        };
+      }
+      case 'answerPreCheckoutQuery': {
+        const id = String(payload.pre_checkout_query_id);
+        if (this.checkoutAnswers.has(id))
+          throw new ApiRefusal(400, 'Bad Request: query is too old and response timeout expired or query ID is invalid');
+        if (payload.ok !== true && !payload.error_message) throw new ApiRefusal(400, 'Bad Request: error_message is required');
+        this.checkoutAnswers.set(id, {
+          ok: payload.ok === true,
+          ...(payload.error_message ? { errorMessage: String(payload.error_message) } : {}),
+        });
+        return true;
+      }
       case 'answerCallbackQuery': {
         const id = String(payload.callback_query_id);
         if (this.#answered.has(id))
@@ -404,6 +471,52 @@ export class ScriptedUser {
       message: { message_id: message.messageId, date: this.server.now(), chat: this.#chat(), from: this.#from(), ...fields },
     });
     return { mark, message };
+  }
+
+  /** Sends text as a reply to `to` (a message of the bot's, such as a prompt asking for a reply). */
+  reply(to: StoredMessage, text: string): { mark: number; message: StoredMessage } {
+    return this.#sendMessage(text, {
+      text,
+      reply_to_message: { message_id: to.messageId, date: this.server.now(), chat: this.#chat(), from: BOT_USER, text: to.text },
+    });
+  }
+
+  /**
+   * Opens the checkout of an invoice the bot sent, as Telegram does before taking the money: a
+   * `pre_checkout_query` with the invoice's amount, currency and payload (or others, as a tampered or stale
+   * invoice would carry). Returns the query's id, to find the bot's answer in `server.checkoutAnswers`.
+   */
+  checkout(
+    invoice: StoredMessage,
+    override: { totalAmount?: number; currency?: string; payload?: string } = {},
+  ): { mark: number; queryId: string } {
+    const sent = invoice.invoice!;
+    const mark = this.server.mark();
+    const queryId = this.server.newCheckoutId();
+    this.server.pushUpdate({
+      pre_checkout_query: {
+        id: queryId,
+        from: this.#from(),
+        currency: override.currency ?? sent.currency,
+        total_amount: override.totalAmount ?? sent.totalAmount,
+        invoice_payload: override.payload ?? sent.payload,
+      },
+    });
+    return { mark, queryId };
+  }
+
+  /** The service message Telegram sends once the payment went through (sent again to replay a repeated update). */
+  paid(invoice: StoredMessage, telegramChargeId: string): { mark: number; message: StoredMessage } {
+    const sent = invoice.invoice!;
+    return this.#sendMessage('', {
+      successful_payment: {
+        currency: sent.currency,
+        total_amount: sent.totalAmount,
+        invoice_payload: sent.payload,
+        telegram_payment_charge_id: telegramChargeId,
+        provider_payment_charge_id: `provider-${telegramChargeId}`,
+      },
+    });
   }
 
   /** Presses the inline button whose label contains `label` under the bot's message; returns the mark. */

@@ -1,0 +1,236 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import autocannon from 'autocannon';
+import pg from 'pg';
+import { startCore } from '../src/compose.js';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { ENTRY, freePort } from '../test/helpers/processes.js';
+
+// Durable top-ups over HTTP with the API scaled out: 1, 2 and 4 `npm run api` processes on one Postgres,
+// beside one process on SQLite (WAL, synchronous=FULL), in the same run. 50 connections in all, split
+// evenly over the processes (a load balancer's round robin); each process tops up cards of its own, so
+// no request meets another's cooldown. Postgres is `BENCH_DATABASE_URL`, else `TEST_DATABASE_URL`, else
+// the local server; without one, only the SQLite figure is printed.
+//
+// What to expect: on SQLite one process is the ceiling (one writer, one flush per commit). On Postgres,
+// processes add CPU for HTTP, JSON and the core, and Postgres shares flushes between concurrent commits
+// (its own group commit), so throughput grows with processes until Postgres or the machine's cores
+// (two here, shared with the load generator) are the limit.
+
+const CONNECTIONS = 50;
+const SLICE_SECONDS = 5;
+const CARDS = 4000;
+const USERS = 100;
+const PROCESS_COUNTS = [1, 2, 4];
+
+interface Figures {
+  rps: number;
+  p50: number;
+  p99: number;
+  non2xx: number;
+}
+
+const postgresUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+async function postgresReachable(url: string): Promise<boolean> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
+  try {
+    await client.connect();
+    await client.query('select 1');
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+async function onClient<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
+function withSearchPath(url: string, schema: string): string {
+  const parsed = new URL(url);
+  parsed.searchParams.set('options', `-c search_path=${schema}`);
+  return parsed.toString();
+}
+
+/** A top-up target: a card and its owner's token. */
+interface Target {
+  token: string;
+  cardId: string;
+}
+
+/**
+ * `USERS` users with a large wallet and `CARDS / USERS` cards each, made through the core itself. Many
+ * users, as in life: one user's top-ups all move one wallet, so they queue on its row whatever the
+ * number of processes.
+ */
+async function seed(databaseUrl: string, keyFile: string): Promise<Target[]> {
+  const runtime = await startCore({ databaseUrl, cardDataKey: { file: keyFile }, settings: { topupCooldownSeconds: 1 } });
+  try {
+    runtime.database.sqlite?.pragma('synchronous = OFF');
+    const bin = (await runtime.core.listBins()).find((b) => !b.wallet)!;
+    const plan = (await runtime.core.listPlans()).at(-1)!;
+    const targets: Target[] = [];
+    await Promise.all(
+      Array.from({ length: USERS }, async (_, u) => {
+        const { token } = await runtime.admin.createUser({ name: `Bench ${u}`, deposit: 10_000_000_000 });
+        const caller = await runtime.core.authenticate(token);
+        for (let i = 0; i < CARDS / USERS; i++) {
+          const card = await runtime.core.createCard(caller, { bin_id: bin.id, planId: plan.id, name: `c${i}` });
+          targets.push({ token, cardId: card.id });
+        }
+      }),
+    );
+    // Interleaved users, so neighbouring requests move different wallets.
+    return targets.sort(() => Math.random() - 0.5);
+  } finally {
+    await runtime.close();
+  }
+}
+
+async function startApis(
+  count: number,
+  cwd: string,
+  databaseUrl: string,
+  keyFile: string,
+): Promise<{ urls: string[]; stop(): Promise<void> }> {
+  const started: ChildProcess[] = [];
+  const stop = async () => {
+    for (const child of started) child.kill('SIGTERM');
+    await Promise.all(started.map((child) => (child.exitCode === null ? new Promise((resolve) => child.once('exit', resolve)) : null)));
+  };
+  const urls: string[] = [];
+  try {
+    for (let i = 0; i < count; i++) {
+      const port = await freePort();
+      // Logs go nowhere (as to a file): the child still formats every access line, the parent reads none.
+      const child = spawn(process.execPath, ['--import', import.meta.resolve('tsx'), ENTRY.api], {
+        cwd,
+        stdio: 'ignore',
+        env: {
+          PATH: process.env.PATH ?? '',
+          DATABASE_URL: databaseUrl,
+          CARD_DATA_KEY_FILE: keyFile,
+          HTTP_PORT: String(port),
+          TOPUP_COOLDOWN_SECONDS: '1',
+          API_RATE_LIMIT_PER_TOKEN: '1000000',
+          API_RATE_LIMIT_PER_ADDRESS: '1000000',
+          LOG_LEVEL: 'info',
+        },
+      });
+      started.push(child);
+      const url = `http://127.0.0.1:${port}`;
+      for (let tries = 0; ; tries++) {
+        if (child.exitCode !== null) throw new Error(`the API process exited with ${child.exitCode}`);
+        const ok = await fetch(`${url}/livez`).then(
+          (r) => r.ok,
+          () => false,
+        );
+        if (ok) break;
+        if (tries > 300) throw new Error('the API process did not answer /livez within 30 s');
+        await sleep(100);
+      }
+      urls.push(url);
+    }
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { urls, stop };
+}
+
+/** Top-ups from `CONNECTIONS` connections split over `urls`, each process on its own slice of the cards. */
+async function topups(urls: string[], targets: Target[]): Promise<Figures> {
+  await sleep(1100); // the cards of the previous slice come off their cooldown
+  const share = Math.floor(targets.length / urls.length);
+  const runs = urls.map((url, i) => {
+    const mine = targets.slice(i * share, (i + 1) * share);
+    let next = Math.floor(Math.random() * mine.length);
+    return autocannon({
+      url,
+      connections: Math.round(CONNECTIONS / urls.length),
+      duration: SLICE_SECONDS,
+      method: 'POST',
+      body: '{"amount":5}',
+      requests: [
+        {
+          setupRequest: (req) => {
+            const target = mine[next++ % mine.length]!;
+            const headers = { authorization: `Bearer ${target.token}`, 'content-type': 'application/json' };
+            return { ...req, headers, path: `/api/v1/cards/${target.cardId}/topup` };
+          },
+        },
+      ],
+    });
+  });
+  const results = await Promise.all(runs);
+  return {
+    rps: results.reduce((sum, r) => sum + r.requests.average, 0),
+    p50: Math.max(...results.map((r) => r.latency.p50)),
+    p99: Math.max(...results.map((r) => r.latency.p99)),
+    non2xx: results.reduce((sum, r) => sum + r.non2xx + r.errors, 0),
+  };
+}
+
+const row = (side: string, f: Figures, base?: Figures) =>
+  `  ${side.padEnd(22)} ${f.rps.toFixed(0).padStart(6)} req/s   p50 ${f.p50.toFixed(1).padStart(5)} ms   p99 ${f.p99
+    .toFixed(1)
+    .padStart(6)} ms   non-2xx ${f.non2xx}${base ? `   ${(f.rps / base.rps).toFixed(2)}× SQLite` : ''}`;
+
+async function measure(label: string, count: number, cwd: string, databaseUrl: string, keyFile: string, targets: Target[]) {
+  const apis = await startApis(count, cwd, databaseUrl, keyFile);
+  try {
+    await topups(apis.urls, targets); // warm-up: the processes compile their paths
+    return await topups(apis.urls, targets);
+  } catch (error) {
+    throw new Error(`${label}: ${(error as Error).message}`);
+  } finally {
+    await apis.stop();
+  }
+}
+
+export default async function (): Promise<void> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'scale-bench-'));
+  const keyFile = path.join(dir, 'card-data.key');
+  const schema = `bench_${process.pid}_${Date.now()}`;
+  let schemaMade = false;
+  try {
+    const sqliteUrl = path.join(dir, 'bench.db');
+    const sqliteSeed = await seed(sqliteUrl, keyFile);
+    console.log(`top-ups over HTTP (${CONNECTIONS} connections split over the processes, durable commits, access log on)`);
+    const sqlite = await measure('SQLite', 1, dir, sqliteUrl, keyFile, sqliteSeed);
+    console.log(row('SQLite, 1 process', sqlite));
+
+    if (!(await postgresReachable(postgresUrl))) {
+      console.log('  Postgres not reachable (set BENCH_DATABASE_URL): the Postgres figures are skipped');
+      return;
+    }
+    await onClient(postgresUrl, (client) => client.query(`create schema ${schema}`));
+    schemaMade = true;
+    const pgUrl = withSearchPath(postgresUrl, schema);
+    // The Postgres database gets its own key fingerprint: a key file of its own.
+    const pgKeyFile = path.join(dir, 'pg-card-data.key');
+    const pgSeed = await seed(pgUrl, pgKeyFile);
+    let one: Figures | undefined;
+    for (const count of PROCESS_COUNTS) {
+      const figures = await measure(`Postgres × ${count}`, count, dir, pgUrl, pgKeyFile, pgSeed);
+      one ??= figures;
+      console.log(
+        `${row(`Postgres, ${count} process${count > 1 ? 'es' : ''}`, figures, sqlite)}   ${(figures.rps / one.rps).toFixed(2)}× one Postgres process`,
+      );
+    }
+  } finally {
+    if (schemaMade) await onClient(postgresUrl, (client) => client.query(`drop schema ${schema} cascade`)).catch(() => undefined);
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
