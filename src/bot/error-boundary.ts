@@ -1,7 +1,7 @@
 import type { Api, BotError, Transformer } from 'grammy';
 import { isCardServiceError } from '../core/errors.js';
 import type { BotContext } from './context.js';
-import { refusalText, toRefusal } from './errors.js';
+import { refusalMessage, refusalText, toRefusal } from './errors.js';
 import { errorSummary, loggableError } from '../log-safe.js';
 import type { Report } from './loop.js';
 import type { Services } from './services.js';
@@ -16,9 +16,9 @@ export function handleBotError(s: Services) {
     const cause = error.error;
     try {
       if (isCardServiceError(cause)) {
-        const text = refusalText(ctx.t, toRefusal(cause));
-        await answerIfPending(ctx, s, cause.message);
-        await ctx.reply(text);
+        const refusal = toRefusal(cause);
+        await answerIfPending(ctx, s, refusalMessage(ctx.t, refusal));
+        await ctx.reply(refusalText(ctx.t, refusal));
         return;
       }
       const err = loggableError(cause);

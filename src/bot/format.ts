@@ -1,30 +1,59 @@
+import { FluentDateTime, FluentNumber } from '@fluent/bundle';
+import type { TranslationVariables } from '@grammyjs/i18n';
 import type { MessageEntity } from 'grammy/types';
-import { formatAmount } from '../core/money.js';
+import { formatAmount, type Cents } from '../core/money.js';
 import type { Card, CardTransaction, Plan, SensitiveCardDetails } from '../core/views.js';
 
-type T = (key: string, params?: Record<string, string | number>) => string;
+/** A translator (`ctx.t`): figures given as Fluent values are formatted in the text's own language. */
+export type T = (key: string, params?: TranslationVariables) => string;
 
+/**
+ * An amount for a text: the text formats it for its language with `Intl.NumberFormat`, so the figure
+ * always follows the words ("$1,234.50" in English, "1 234,50 $" in Russian).
+ *
+ * @example t('wallet-balance', { balance: localMoney(wallet.balance) })
+ */
+export function localMoney(cents: Cents, currency = 'USD'): FluentNumber {
+  return new FluentNumber(cents / 100, { style: 'currency', currency });
+}
+
+/** A moment for a text, formatted for its language with `Intl.DateTimeFormat`, in UTC (the chat's zone is unknown). */
+export function localDateTime(iso: string): FluentDateTime {
+  return new FluentDateTime(Date.parse(iso), {
+    year: 'numeric',
+    month: 'short',
+    day: 'numeric',
+    hour: '2-digit',
+    minute: '2-digit',
+    timeZone: 'UTC',
+    timeZoneName: 'short',
+  });
+}
+
+/**
+ * @deprecated "12.34", the same in every language: kept for the outbox's pushes, whose texts still name
+ * the currency after it, until they take `localMoney`.
+ */
 export const money = formatAmount;
 
 export function cardView(t: T, card: Card, plan: Plan | undefined): string {
   return t('card-view', {
     name: card.name,
     masked: card.maskedPan,
-    balance: money(card.balance),
+    balance: localMoney(card.balance),
     status: t('card-status', { status: card.status }),
     plan: plan?.name ?? String(card.planId),
-    limit: money(card.limit),
-    deposit: money(card.deposit),
+    limit: localMoney(card.limit),
+    deposit: localMoney(card.deposit),
   });
 }
 
 export function transactionLine(t: T, tx: CardTransaction): string {
   return t('tx-line', {
-    at: tx.createdAt.slice(0, 16).replace('T', ' '),
+    at: localDateTime(tx.createdAt),
     name: tx.cardName,
     side: t('tx-side', { side: tx.side }),
-    amount: money(tx.amount),
-    currency: tx.currency,
+    amount: localMoney(tx.amount, tx.currency),
     status: t('tx-status', { status: tx.status }),
     reason: tx.declineCode ? ` (${t('decline-reason', { code: tx.declineCode })})` : '',
     merchant: tx.merchantName,

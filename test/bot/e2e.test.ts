@@ -101,17 +101,17 @@ describe('the bot over real Bot API traffic', () => {
     // Top-up: the limits in the prompt, the quote with the fee, confirm, the view refreshed in place.
     press = alice.press(view, 'Top up');
     const ask = await server.nextMessage(alice.chatId, press.mark, 'How much to top up');
-    assert.match(ask.text, /From 5\.00 to 10000\.00/);
+    assert.match(ask.text, /From \$5\.00 to \$10,000\.00/);
     step = alice.send('1');
     const tooSmall = await server.nextMessage(alice.chatId, step.mark);
-    assert.match(tooSmall.text, /Minimum top-up amount is 5/);
+    assert.match(tooSmall.text, /Minimum amount is \$5\.00/);
     step = alice.send('50');
     const quote = await server.nextMessage(alice.chatId, step.mark, 'Platform fee');
     assert.match(quote.text, /Total charged/);
     press = alice.press(quote, 'Confirm');
     const done = await server.nextMessage(alice.chatId, press.mark, 'Topped up');
-    assert.match(done.text, /fee \d+\.\d\d USD/);
-    const refreshed = await server.nextEdit(alice.chatId, press.mark, 'Balance: 50.00');
+    assert.match(done.text, /fee \$\d+\.\d\d\)/);
+    const refreshed = await server.nextEdit(alice.chatId, press.mark, 'Balance: $50.00');
     assert.equal(refreshed.messageId, view.messageId);
 
     // A second top-up at once is refused by the cooldown, in the service's words.
@@ -202,11 +202,11 @@ describe('the bot over real Bot API traffic', () => {
     press = alice.press(cardView, 'Withdraw');
     await server.nextMessage(alice.chatId, press.mark, 'How much to withdraw');
     step = alice.send('0.5');
-    await server.nextMessage(alice.chatId, step.mark, 'Minimum withdrawal amount is 1.00');
+    await server.nextMessage(alice.chatId, step.mark, 'Minimum amount is $1.00');
     step = alice.send('5');
-    const withdrawConfirm = await server.nextMessage(alice.chatId, step.mark, 'Withdraw 5.00 USD');
+    const withdrawConfirm = await server.nextMessage(alice.chatId, step.mark, 'Withdraw $5.00');
     press = alice.press(withdrawConfirm, 'Confirm');
-    await server.nextMessage(alice.chatId, press.mark, 'Withdrew 5.00 USD');
+    await server.nextMessage(alice.chatId, press.mark, 'Withdrew $5.00');
 
     // Close: the irreversible warning, confirm, the balance back in the wallet.
     // (Closing returns the balance like a withdrawal, so right after one the core refuses it.)
@@ -233,11 +233,11 @@ describe('the bot over real Bot API traffic', () => {
     const tapWithdraw = alice.pressData(closedView, `c:withdraw:${third.id}`);
     await server.nextMessage(alice.chatId, tapWithdraw.mark, 'How much to withdraw');
     step = alice.send('20');
-    press = alice.press(await server.nextMessage(alice.chatId, step.mark, 'Withdraw 20.00 USD'), 'Confirm');
+    press = alice.press(await server.nextMessage(alice.chatId, step.mark, 'Withdraw $20.00'), 'Confirm');
     await server.nextMessage(
       alice.chatId,
       press.mark,
-      'Insufficient card balance. Available: 0.00, Requested: 20.00. Try a smaller amount.',
+      'Insufficient card balance. Available: $0.00, Requested: $20.00. Try a smaller amount.',
     );
 
     // Another user's card id in a button is not found, like a missing one.
@@ -270,10 +270,10 @@ describe('the bot over real Bot API traffic', () => {
     await server.nextMessage(carol.chatId, press.mark, 'Name the card');
     step = carol.send('Groceries');
     press = carol.press(await server.nextMessage(carol.chatId, step.mark, 'coupon'), 'Skip');
-    const summary = await server.nextMessage(carol.chatId, press.mark, 'Creation fee: 5.00 USD');
-    assert.match(summary.text, /Wallet now: 1\.00 USD, after the fee: -4\.00 USD/);
+    const summary = await server.nextMessage(carol.chatId, press.mark, 'Creation fee: $5.00');
+    assert.match(summary.text, /Wallet now: \$1\.00, after the fee: -\$4\.00/);
     press = carol.press(summary, 'Confirm');
-    await server.nextMessage(carol.chatId, press.mark, 'Insufficient balance. Required: 5.00. Ask your administrator to fund the wallet');
+    await server.nextMessage(carol.chatId, press.mark, 'Insufficient balance. Required: $5.00. Ask your administrator to fund the wallet');
     assert.deepEqual(await runtime.core.listCards(await runtime.core.authenticate(token)), []);
   });
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { REFUSAL_HINTS } from '../../src/bot/errors.js';
+import { REFUSAL_TEXTS } from '../../src/bot/errors.js';
 import { createHarness, texts } from './harness.js';
 import { textUpdate } from '../helpers/updates.js';
 
@@ -28,7 +28,7 @@ describe('errors in chat', () => {
   });
 
   it('has a next step for every refusal code', () => {
-    for (const [code, key] of Object.entries(REFUSAL_HINTS)) assert.match(key, /^hint-/, code);
+    for (const [code, { hint }] of Object.entries(REFUSAL_TEXTS)) assert.match(hint, /^hint-/, code);
   });
 
   it('limits how fast one user can send', async () => {

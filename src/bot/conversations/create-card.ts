@@ -4,7 +4,7 @@ import type { CreationQuote } from '../../core/views.js';
 import type { ConversationContext } from '../context.js';
 import { conversationButton } from '../callback-data.js';
 import { refusalText } from '../errors.js';
-import { cardView, money } from '../format.js';
+import { cardView, localMoney } from '../format.js';
 import { cardKeyboard } from '../keyboards.js';
 import type { Services } from '../services.js';
 import {
@@ -60,7 +60,7 @@ export function createCardConversation(s: Services) {
       binChoice.ctx,
       ctx.t('create-pick-plan'),
       plans.map((p) => ({
-        label: ctx.t('plan-label', { name: p.name, limit: money(p.limit), fee: money(p.creationFee) }),
+        label: ctx.t('plan-label', { name: p.name, limit: localMoney(p.limit), fee: localMoney(p.creationFee) }),
         value: String(p.id),
       })),
     );
@@ -75,7 +75,7 @@ export function createCardConversation(s: Services) {
         name = parsed.data;
         break;
       }
-      await typed.ctx.reply(ctx.t('name-invalid', { message: issueText(parsed.error) }));
+      await typed.ctx.reply(ctx.t('name-invalid', { message: issueText(ctx.t, parsed.error, 'name') }));
     }
 
     // The coupon is checked as it is typed; the summary shows the fee after it.
@@ -90,7 +90,7 @@ export function createCardConversation(s: Services) {
         ...(coupon ? { coupon_id: coupon } : {}),
       });
       if (!parsed.success) {
-        prompt = ctx.t('coupon-invalid', { message: issueText(parsed.error) });
+        prompt = ctx.t('coupon-invalid', { message: issueText(ctx.t, parsed.error) });
         continue;
       }
       const quoted = await call(conversation, (caller) => s.core.quoteCreateCard(caller, parsed.data));
@@ -105,11 +105,11 @@ export function createCardConversation(s: Services) {
       bin: bin.bin,
       category: bin.wallet ? 'Wallet' : 'Online',
       plan: plan.name,
-      limit: money(plan.limit),
-      fee: money(quote.fee),
-      coupon: coupon ? ctx.t('create-coupon-note', { coupon, planFee: money(quote.planFee) }) : '',
-      wallet: money(quote.walletBalance),
-      walletAfter: money(quote.walletAfter),
+      limit: localMoney(plan.limit),
+      fee: localMoney(quote.fee),
+      coupon: coupon ? ctx.t('create-coupon-note', { coupon, planFee: localMoney(quote.planFee) }) : '',
+      wallet: localMoney(quote.walletBalance),
+      walletAfter: localMoney(quote.walletAfter),
     });
     const confirmed = await confirm(conversation, ctx, s, summary);
     if (!confirmed) return;

@@ -1,4 +1,4 @@
-import type { ConversationContext } from '../context.js';
+import type { BotContext, ConversationContext } from '../context.js';
 import type { Services } from '../services.js';
 import { closeConversation } from './close.js';
 import { createCardConversation } from './create-card.js';
@@ -6,23 +6,66 @@ import type { Convo } from './kit.js';
 import { topupConversation } from './topup.js';
 import { withdrawConversation } from './withdraw.js';
 
-export type FlowName = 'topup' | 'withdraw' | 'close' | 'createCard';
+/** A flow started from a card's view: the card it acts on, and the view's message, redrawn once it is done. */
+export interface CardFlowArgs {
+  cardId: string;
+  /** The message of the card view the flow started from; without it, nothing is redrawn. */
+  viewMessageId?: number;
+}
 
-type Flow = (conversation: Convo, ctx: ConversationContext, ...args: never[]) => Promise<void>;
+/** What each flow is entered with. */
+interface FlowArgs {
+  topup: [card: CardFlowArgs];
+  withdraw: [card: CardFlowArgs];
+  close: [card: CardFlowArgs];
+  createCard: [];
+}
+
+type FlowName = keyof FlowArgs;
+
+type Flows = { [N in FlowName]: (conversation: Convo, ctx: ConversationContext, ...args: FlowArgs[N]) => Promise<void> };
+
+/** The conversation the flows run in, registered once with `createConversation`. */
+export const FLOWS_CONVERSATION_ID = 'flow';
 
 /**
- * The guided flows as one conversation, `flow`, entered with the flow's name and arguments. A chat
- * runs one flow at a time anyway (entering one leaves the other), and every update then passes one
- * conversation layer instead of one per flow.
+ * The guided flows as one conversation, entered through `enterFlow` with the flow's name and arguments
+ * (stored with the conversation's state). A chat runs one flow at a time anyway (entering one leaves
+ * the other), and every update then passes one conversation layer instead of one per flow.
  */
 export function flowsConversation(s: Services) {
-  const flows: Record<FlowName, Flow> = {
+  const flows: Flows = {
     topup: topupConversation(s),
     withdraw: withdrawConversation(s),
     close: closeConversation(s),
     createCard: createCardConversation(s),
   };
-  return async function flow(conversation: Convo, ctx: ConversationContext, name: FlowName, ...args: unknown[]): Promise<void> {
-    await (flows[name] as (conversation: Convo, ctx: ConversationContext, ...args: unknown[]) => Promise<void>)(conversation, ctx, ...args);
+  return async function flow<N extends FlowName>(
+    conversation: Convo,
+    ctx: ConversationContext,
+    name: N,
+    ...args: FlowArgs[N]
+  ): Promise<void> {
+    await flows[name](conversation, ctx, ...args);
   };
+}
+
+/**
+ * Starts a guided flow, each with its own typed arguments; one already running in the chat is left
+ * first (the user changed course).
+ *
+ * @example
+ * await enterFlow.topup(ctx, { cardId, viewMessageId: ctx.callbackQuery?.message?.message_id });
+ * await enterFlow.createCard(ctx);
+ */
+export const enterFlow: { [N in FlowName]: (ctx: BotContext, ...args: FlowArgs[N]) => Promise<void> } = {
+  topup: (ctx, card) => enter(ctx, 'topup', card),
+  withdraw: (ctx, card) => enter(ctx, 'withdraw', card),
+  close: (ctx, card) => enter(ctx, 'close', card),
+  createCard: (ctx) => enter(ctx, 'createCard'),
+};
+
+async function enter<N extends FlowName>(ctx: BotContext, name: N, ...args: FlowArgs[N]): Promise<void> {
+  await ctx.conversation.exitAll();
+  await ctx.conversation.enter(FLOWS_CONVERSATION_ID, name, ...args);
 }

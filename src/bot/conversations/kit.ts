@@ -3,11 +3,12 @@ import type { InlineKeyboard } from 'grammy';
 import { randomUUID } from 'node:crypto';
 import type { ZodError, ZodType } from 'zod';
 import type { Cents } from '../../core/money.js';
+import { toValidationIssue } from '../../core/schemas.js';
 import { isApiTokenShaped } from '../../core/secrets.js';
 import type { Caller } from '../../core/views.js';
 import { parseConversationButton } from '../callback-data.js';
 import type { BotContext, ConversationContext } from '../context.js';
-import { refusalText, type Refusal } from '../errors.js';
+import { refusalText, validationIssueText, type Refusal } from '../errors.js';
 import { parseTypedAmount } from '../format.js';
 import { confirmKeyboard, choiceKeyboard } from '../keyboards.js';
 import { claimConfirmation, issueConfirmation } from '../repository.js';
@@ -69,9 +70,10 @@ export async function waitForText(conversation: Convo, s: Services): Promise<{ c
   return { ctx, text: ctx.message!.text!.trim() };
 }
 
-/** The first validation message of a refused input, without a closing full stop (the hint follows). */
-export function issueText(error: ZodError): string {
-  return (error.issues[0]?.message ?? 'Invalid input data').replace(/\.$/, '');
+/** The first validation message of a refused input, in the chat's language (the next step follows it). */
+export function issueText(t: ConversationContext['t'], error: ZodError, field?: string): string {
+  const issue = error.issues[0];
+  return issue ? validationIssueText(t, toValidationIssue(issue), field) : t('refusal-validation', { count: 0, details: '' });
 }
 
 /** Asks until the typed amount passes the core's schema; returns cents. */
@@ -80,7 +82,7 @@ export async function askAmount(conversation: Convo, s: Services, schema: ZodTyp
     const { ctx, text } = await waitForText(conversation, s);
     const parsed = schema.safeParse({ amount: parseTypedAmount(text) });
     if (parsed.success) return parsed.data.amount;
-    await ctx.reply(ctx.t('amount-invalid', { message: issueText(parsed.error) }));
+    await ctx.reply(ctx.t('amount-invalid', { message: issueText(ctx.t, parsed.error) }));
   }
 }
 

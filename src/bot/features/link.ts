@@ -2,6 +2,7 @@ import { Composer, GrammyError } from 'grammy';
 import { isCardServiceError } from '../../core/errors.js';
 import { hashToken } from '../../core/secrets.js';
 import type { BotContext } from '../context.js';
+import { refusalMessage, toRefusal } from '../errors.js';
 import { localeOf } from '../i18n.js';
 import { loggableError } from '../../log-safe.js';
 import { chatLocaleKey, writeKv } from '../repository.js';
@@ -27,7 +28,7 @@ export function callerMiddleware(s: Services) {
         // A revocation ends the link and queues the chat's notice itself; only a link it missed is told here.
         const stillLinked = await s.links.delete(link.chatId);
         await ctx.conversation.exitAll();
-        if (stillLinked) await ctx.reply(ctx.t('link-revoked', { message: error.message }));
+        if (stillLinked) await ctx.reply(ctx.t('link-revoked', { message: refusalMessage(ctx.t, toRefusal(error)) }));
       }
     } else if (ctx.chat?.type === 'private' && Object.keys(ctx.conversation.active()).length > 0) {
       // A link ended elsewhere (a revocation, `links remove`) ends the chat's flow too, even one this
@@ -72,7 +73,7 @@ export async function linkChat(s: Services, mainMenu: MainMenu, ctx: BotContext,
     await ctx.reply(`${ctx.t('link-ok')}\n\n${mainMenuText(ctx)}`, { reply_markup: mainMenu });
   } catch (error) {
     if (!isCardServiceError(error)) throw error;
-    await ctx.reply(ctx.t('link-refused', { message: error.message }));
+    await ctx.reply(ctx.t('link-refused', { message: refusalMessage(ctx.t, toRefusal(error)) }));
   }
 }
 

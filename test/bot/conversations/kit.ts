@@ -1,5 +1,8 @@
 import type { ApiCall } from '../harness.js';
 
+/** Cents as the English texts show money: "$1,234.50". */
+export const usd = (cents: number) => new Intl.NumberFormat('en-US', { style: 'currency', currency: 'USD' }).format(cents / 100);
+
 /** The callback data of the button labelled `label` among the keyboards sent in `calls`. */
 export function buttonData(calls: ApiCall[], label: string | RegExp): string {
   const buttons = calls.flatMap((c) => (c.payload.reply_markup?.inline_keyboard ?? []).flat()) as {

@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import { createHarness, texts, type ApiCall, type Harness } from '../harness.js';
 import { newCard } from '../../helpers/core.js';
 import { callbackUpdate, textUpdate } from '../../helpers/updates.js';
+import { usd } from './kit.js';
 
 const confirmData = (calls: ApiCall[]) =>
   calls
@@ -24,8 +25,8 @@ describe('the top-up conversation', () => {
     const { calls } = await quoteFor(h, 7001, card.id, '50');
     const quote = await h.t.core.quoteTopup(me.caller, card.id, { amount: 5_000 });
     const text = texts(calls).join('\n');
-    assert.match(text, new RegExp(`Platform fee \\(Online\\): ${(quote.platformFee / 100).toFixed(2)} USD`));
-    assert.match(text, new RegExp(`Total charged to the wallet: ${(quote.totalCharged / 100).toFixed(2)} USD`));
+    assert.ok(text.includes(`Platform fee (Online): ${usd(quote.platformFee)}`), text);
+    assert.ok(text.includes(`Total charged to the wallet: ${usd(quote.totalCharged)}`), text);
   });
 
   it('validates a typed amount with the core schema and asks again', async () => {
@@ -34,7 +35,7 @@ describe('the top-up conversation', () => {
     const card = await newCard(h.t, me);
     await h.send(callbackUpdate({ id: 7002 }, `c:topup:${card.id}`));
     let calls = await h.send(textUpdate({ id: 7002 }, '20000'));
-    assert.match(texts(calls).join('\n'), /Maximum top-up amount is 10000/);
+    assert.match(texts(calls).join('\n'), /Maximum amount is \$10,000\.00/);
     calls = await h.send(textUpdate({ id: 7002 }, 'ten'));
     assert.match(texts(calls).join('\n'), /Amount must be a number/);
     calls = await h.send(textUpdate({ id: 7002 }, '12.345'));
@@ -103,6 +104,6 @@ describe('the top-up conversation', () => {
     let calls = await h.send(callbackUpdate({ id: 7007 }, `c:withdraw:${card.id}`));
     assert.match(texts(calls).join('\n'), /How much to withdraw/);
     calls = await h.send(textUpdate({ id: 7007 }, '10'));
-    assert.match(texts(calls).join('\n'), /Withdraw 10\.00 USD from “Ads”/);
+    assert.match(texts(calls).join('\n'), /Withdraw \$10\.00 from “Ads”/);
   });
 });

@@ -12,20 +12,20 @@ describe('the withdraw and close conversations', () => {
     const card = await newCard(h.t, me);
     await h.t.core.topup(me.caller, card.id, { amount: 3_000 });
     let calls = await h.send(callbackUpdate({ id: 9201 }, `c:withdraw:${card.id}`, 5));
-    assert.match(texts(calls).join('\n'), /balance 30\.00 USD\)\? From 1\.00 to 10000\.00 USD/);
+    assert.match(texts(calls).join('\n'), /balance \$30\.00\)\? From \$1\.00 to \$10,000\.00/);
     calls = await h.send(textUpdate({ id: 9201 }, '0.5'));
-    assert.match(texts(calls).join('\n'), /Minimum withdrawal amount is 1\.00/);
+    assert.match(texts(calls).join('\n'), /Minimum amount is \$1\.00/);
     calls = await h.send(textUpdate({ id: 9201 }, '40'));
     calls = await h.send(callbackUpdate({ id: 9201 }, buttonData(calls, 'Confirm')));
-    assert.match(texts(calls).join('\n'), /Insufficient card balance\. Available: 30\.00, Requested: 40\.00\. Try a smaller amount\./);
+    assert.match(texts(calls).join('\n'), /Insufficient card balance\. Available: \$30\.00, Requested: \$40\.00\. Try a smaller amount\./);
 
     h.t.clock.advance(16 * 60_000);
     await h.send(callbackUpdate({ id: 9201 }, `c:withdraw:${card.id}`, 5));
     calls = await h.send(textUpdate({ id: 9201 }, '10'));
     calls = await h.send(callbackUpdate({ id: 9201 }, buttonData(calls, 'Confirm')));
-    assert.match(texts(calls).join('\n'), /Withdrew 10\.00 USD\. Card balance: 20\.00 USD/);
+    assert.match(texts(calls).join('\n'), /Withdrew \$10\.00\. Card balance: \$20\.00/);
     const redraw = calls.find((c) => c.method === 'editMessageText' && c.payload.message_id === 5);
-    assert.match(String(redraw?.payload.text), /Balance: 20\.00 USD/);
+    assert.match(String(redraw?.payload.text), /Balance: \$20\.00/);
   });
 
   it('warns that closing is irreversible, with the balance that returns, and closes on confirm only', async () => {
@@ -34,14 +34,14 @@ describe('the withdraw and close conversations', () => {
     const card = await newCard(h.t, me);
     await h.t.core.topup(me.caller, card.id, { amount: 2_500 });
     let calls = await h.send(callbackUpdate({ id: 9202 }, `c:close:${card.id}`));
-    assert.match(texts(calls).join('\n'), /cannot be undone\. The balance of 25\.00 USD returns to your wallet/);
+    assert.match(texts(calls).join('\n'), /cannot be undone\. The balance of \$25\.00 returns to your wallet/);
     calls = await h.send(callbackUpdate({ id: 9202 }, buttonData(calls, 'Cancel')));
     assert.match(texts(calls).join('\n'), /Cancelled/);
     assert.equal((await h.t.core.getCard(me.caller, card.id)).status, 'active');
 
     calls = await h.send(callbackUpdate({ id: 9202 }, `c:close:${card.id}`));
     calls = await h.send(callbackUpdate({ id: 9202 }, buttonData(calls, 'Confirm')));
-    assert.match(texts(calls).join('\n'), /Card closed\. 25\.00 USD returned/);
+    assert.match(texts(calls).join('\n'), /Card closed\. \$25\.00 returned/);
     assert.equal((await h.t.core.getCard(me.caller, card.id)).status, 'closed');
   });
 

@@ -1,0 +1,107 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { startCore, type CoreRuntime } from '../../src/compose.js';
+import { systemClock } from '../../src/core/clock.js';
+import { createLogger } from '../../src/logger.js';
+import { startBot, type RunningBot } from '../../src/bot/index.js';
+import { BotApiServer } from '../helpers/bot-api-server.js';
+import { TEST_CARD_DATA_KEY } from '../helpers/core.js';
+
+const BOT_TOKEN = '123456:TEST-token';
+
+/** Dollars as Intl formats them in Russian: "2 050,30 $" (non-breaking spaces). */
+const rub = (cents: number) => new Intl.NumberFormat('ru-RU', { style: 'currency', currency: 'USD' }).format(cents / 100);
+
+describe('refusals reach a Russian-speaking user in Russian, over real Bot API traffic', () => {
+  let dir: string;
+  let server: BotApiServer;
+  let runtime: CoreRuntime;
+  let running: RunningBot | undefined;
+
+  before(async () => {
+    dir = mkdtempSync(path.join(tmpdir(), 'bot-refusals-'));
+    server = new BotApiServer();
+    const apiRoot = await server.start();
+    runtime = await startCore({ databaseUrl: path.join(dir, 'cards.db'), cardDataKey: TEST_CARD_DATA_KEY, clock: systemClock });
+    running = await startBot({
+      core: runtime.core,
+      db: runtime.database.db,
+      clock: systemClock,
+      logger: createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'),
+      config: { token: BOT_TOKEN, apiRoot, sensitiveTtlSeconds: 1, otpTtlSeconds: 1, pollIntervalMs: 100, rateLimit: false },
+    });
+  });
+
+  after(async () => {
+    await running?.stop();
+    await server.stop();
+    await runtime.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('a top-up over the wallet, then the cooldown it started, then a freeze of a frozen card: each in Russian, the money as ru-RU', async () => {
+    const { token } = await runtime.admin.createUser({ name: 'Olga', deposit: 200_000 });
+    const caller = await runtime.core.authenticate(token);
+    const bin = (await runtime.core.listBins()).find((b) => !b.wallet)!;
+    const plan = (await runtime.core.listPlans()).find((p) => p.name === 'Standard')!;
+    const card = await runtime.core.createCard(caller, { bin_id: bin.id, planId: plan.id, name: 'Реклама' });
+    const olga = server.user(2001, { languageCode: 'ru' });
+
+    let step = olga.send(token);
+    await server.nextMessage(olga.chatId, step.mark, 'Чат привязан');
+    step = olga.send('/cards');
+    let press = olga.press(await server.nextMessage(olga.chatId, step.mark, 'Ваши карты'), 'Реклама');
+    const view = await server.nextEdit(olga.chatId, press.mark, 'Баланс');
+
+    press = olga.press(view, 'Пополнить');
+    const ask = await server.nextMessage(olga.chatId, press.mark, 'Сколько зачислить');
+    assert.ok(ask.text.includes(`От ${rub(500)} до ${rub(1_000_000)}.`), ask.text);
+    step = olga.send('1');
+    const tooSmall = await server.nextMessage(olga.chatId, step.mark);
+    assert.equal(tooSmall.text, `Минимальная сумма — ${rub(500)}. Пришлите сумму, например 25 или 25.50, или /cancel.`);
+
+    // More than the wallet holds once the platform fee is added: refused on confirm, every figure in ru-RU.
+    step = olga.send('2000');
+    const quote = await server.nextMessage(olga.chatId, step.mark, 'Комиссия платформы');
+    const expected = await runtime.core.quoteTopup(caller, card.id, { amount: 200_000 });
+    assert.ok(quote.text.includes(`Пополнение ${rub(200_000)}`), quote.text);
+    assert.ok(quote.text.includes(`Всего спишется с кошелька: ${rub(expected.totalCharged)}`), quote.text);
+    press = olga.press(quote, 'Подтвердить');
+    const refused = await server.nextMessage(olga.chatId, press.mark, 'Недостаточно средств');
+    assert.equal(
+      refused.text,
+      `Недостаточно средств в кошельке. Нужно: ${rub(expected.totalCharged)} (пополнение ${rub(200_000)} + комиссия платформы ` +
+        `${rub(expected.platformFee)}), доступно: ${rub(expected.walletBalance)}. ` +
+        'Попросите администратора пополнить кошелёк или введите меньшую сумму.',
+    );
+    assert.match(refused.text, /2\u00a0050,30\u00a0\$/, 'grouped and with a decimal comma, as ru-RU writes money');
+
+    // The refused attempt started the card's cooldown: the next one is refused with the time left.
+    press = olga.press(view, 'Пополнить');
+    await server.nextMessage(olga.chatId, press.mark, 'Сколько зачислить');
+    step = olga.send('10');
+    press = olga.press(await server.nextMessage(olga.chatId, step.mark, 'Комиссия платформы'), 'Подтвердить');
+    const cooldown = await server.nextMessage(olga.chatId, press.mark, 'Подождите');
+    assert.match(cooldown.text, /^Подождите (1 мин \d{1,2} с|2 мин), прежде чем снова пополнять эту карту\. Попробуйте после этого\.$/);
+
+    // A refusal raised outside a flow (the error boundary): the button's answer and the reply, both in Russian.
+    await runtime.core.freeze(caller, card.id);
+    const tap = olga.pressData(view, `c:freeze:${card.id}`);
+    const answer = await server.waitForCall(
+      (c) => c.method === 'answerCallbackQuery' && c.payload.callback_query_id === tap.queryId,
+      tap.mark,
+    );
+    assert.equal(answer.payload.text, 'Карта уже заморожена');
+    const reply = await server.nextMessage(olga.chatId, tap.mark, 'Карта уже заморожена');
+    assert.equal(reply.text, 'Карта уже заморожена. В карточке видно, что можно сделать сейчас.');
+
+    assert.deepEqual(
+      server.calls.filter((c) => !c.ok).map((c) => `${c.method}: ${c.error}`),
+      [],
+    );
+    assert.deepEqual(server.unansweredQueries(), []);
+  });
+});
