@@ -37,16 +37,16 @@ menu-new-card = ➕ New card
 menu-transactions = 📜 Transactions
 menu-otps = 🔑 OTPs
 menu-help = ❓ Help
-wallet-balance = Wallet balance: { $balance } USD
+wallet-balance = Wallet balance: { $balance }
 cards-none = You have no cards yet. Tap “New card” to create one.
 cards-title = Your cards:
-card-line = { $name } · { $masked } · { $balance } USD · { $status }
+card-line = { $name } · { $masked } · { $balance } · { $status }
 card-view =
     💳 { $name }
     Number: { $masked }
-    Balance: { $balance } USD
+    Balance: { $balance }
     Status: { $status }
-    Plan: { $plan } (limit { $limit } USD, deposited { $deposit } USD)
+    Plan: { $plan } (limit { $limit }, deposited { $deposit })
 btn-topup = ➕ Top up
 btn-withdraw = ➖ Withdraw
 btn-freeze = 🧊 Freeze
@@ -74,18 +74,18 @@ nothing-to-cancel = Nothing to cancel.
 button-expired = This button has expired. Open the menu again: /menu
 confirm-used = This confirmation was already used.
 amount-invalid = { $message }. Send an amount like 25 or 25.50, or /cancel.
-topup-ask = How much to top up “{ $name }”? From { $min } to { $max } USD. /cancel to stop.
+topup-ask = How much to top up “{ $name }”? From { $min } to { $max }. /cancel to stop.
 topup-quote =
-    Top-up { $amount } USD
-    Platform fee ({ $category }): { $fee } USD
-    Total charged to the wallet: { $total } USD
-    Wallet after: { $walletAfter } USD
-topup-done = Topped up { $amount } USD (fee { $fee } USD). Card balance: { $cardBalance } USD. Wallet: { $wallet } USD.
-withdraw-ask = How much to withdraw from “{ $name }” (balance { $balance } USD)? From { $min } to { $max } USD. /cancel to stop.
-withdraw-confirm = Withdraw { $amount } USD from “{ $name }” to your wallet?
-withdraw-done = Withdrew { $amount } USD. Card balance: { $cardBalance } USD. Wallet: { $wallet } USD.
-close-warning = Close “{ $name }”? This cannot be undone. The balance of { $balance } USD returns to your wallet.
-close-done = Card closed. { $amount } USD returned; wallet: { $wallet } USD.
+    Top-up { $amount }
+    Platform fee ({ $category }): { $fee }
+    Total charged to the wallet: { $total }
+    Wallet after: { $walletAfter }
+topup-done = Topped up { $amount } (fee { $fee }). Card balance: { $cardBalance }. Wallet: { $wallet }.
+withdraw-ask = How much to withdraw from “{ $name }” (balance { $balance })? From { $min } to { $max }. /cancel to stop.
+withdraw-confirm = Withdraw { $amount } from “{ $name }” to your wallet?
+withdraw-done = Withdrew { $amount }. Card balance: { $cardBalance }. Wallet: { $wallet }.
+close-warning = Close “{ $name }”? This cannot be undone. The balance of { $balance } returns to your wallet.
+close-done = Card closed. { $amount } returned; wallet: { $wallet }.
 create-pick-bin = Pick a BIN for the new card:
 bin-label = { $bin } · { $network } · { $category }
 create-pick-plan = Pick a plan:
@@ -94,10 +94,10 @@ create-ask-name = Name the card (up to 255 characters):
 create-ask-coupon = Send a coupon code, or tap Skip.
 create-summary =
     New card “{ $name }”
-    BIN { $bin } ({ $category }), plan { $plan }: limit { $limit } USD
-    Creation fee: { $fee } USD{ $coupon }
-    Wallet now: { $wallet } USD, after the fee: { $walletAfter } USD
-create-coupon-note = {" "}(coupon { $coupon }; without it { $planFee } USD)
+    BIN { $bin } ({ $category }), plan { $plan }: limit { $limit }
+    Creation fee: { $fee }{ $coupon }
+    Wallet now: { $wallet }, after the fee: { $walletAfter }
+create-coupon-note = {" "}(coupon { $coupon }; without it { $planFee })
 name-invalid = { $message }. Send another name, or /cancel.
 coupon-invalid = { $message }. Send another code, or tap Skip.
 create-done = Card “{ $name }” created: { $masked }.
@@ -111,7 +111,7 @@ tx-push-approved = 💸 { $side } { $amount } { $currency } at { $merchant } on 
 tx-push-declined = ⛔ Declined { $amount } { $currency } at { $merchant } on “{ $name }” ({ $masked }): { $reason }.
 tx-none = No transactions.
 tx-title = Transactions, page { $page } of { $pages }:
-tx-line = { $at } · { $name } · { $side } { $amount } { $currency } · { $status }{ $reason } · { $merchant }
+tx-line = { $at } · { $name } · { $side } { $amount } · { $status }{ $reason } · { $merchant }
 unknown-message = I did not get that. Open the menu with /menu, or see /help.
 rate-limited = Too many messages; slow down a little.
 unexpected-error = Sorry, something went wrong. Please try again later.
@@ -128,6 +128,66 @@ hint-card = Open your cards with /cards.
 hint-state = The card view shows what you can do now.
 hint-provider = Try again later.
 hint-validation = Check the value and send it again.
+refusal-validation = { $count ->
+    [0] Invalid input data
+   *[other] Invalid input data: { $details }
+}
+refusal-invalid-token = Invalid or missing API token
+refusal-insufficient-balance = Insufficient balance. Required: { $required }
+refusal-insufficient-wallet-balance = Insufficient wallet balance. Required: { $total } (topup: { $amount } + platform fee: { $fee }), Available: { $available }
+refusal-card-limit-exceeded = Topup would exceed card limit. Current deposit: { $deposit }, Limit: { $limit }, Available: { $available }
+refusal-topup-cooldown = Please wait { $wait } before topping up this card again
+refusal-insufficient-card-balance = Insufficient card balance. Available: { $available }, Requested: { $requested }
+refusal-withdraw-cooldown = Please wait { $minutes } { $minutes ->
+    [one] minute
+   *[other] minutes
+} between withdrawals (the next one in { $wait })
+refusal-card-not-ready-withdraw = Card is not ready for withdrawals
+refusal-invalid-bin = Invalid BIN ID or BIN is disabled
+refusal-invalid-plan = Invalid plan ID or plan is inactive
+refusal-invalid-coupon = Invalid coupon: { $reason ->
+    [not-found] coupon not found
+    [inactive] coupon is inactive
+    [expired] coupon has expired
+    [used-up] coupon has no redemptions left
+   *[other] { $detail }
+}
+refusal-card-not-found = Card not found or access denied
+refusal-card-id-required = Card ID is required
+refusal-invalid-card-id-param = Invalid card_id parameter
+refusal-card-closed = Card is closed
+refusal-already-frozen = Card is already frozen
+refusal-only-active-can-freeze = Only active cards can be frozen
+refusal-card-not-ready-freeze = Card is not ready for freeze operation
+refusal-only-frozen-can-unfreeze = Only frozen cards can be unfrozen
+refusal-card-not-ready-unfreeze = Card is not ready for unfreeze operation
+refusal-already-closed = Card is already closed
+refusal-card-not-ready-close = Card not ready for closure
+refusal-provider-failed = Failed to { $action ->
+    [issue] issue
+    [freeze] freeze
+    [unfreeze] unfreeze
+    [withdraw] withdraw from
+   *[close] close
+} card: { $reason }
+refusal-wallet-not-found = Wallet not found
+refusal-no-otp = No OTP found for this card
+duration = { $minutes ->
+    [0] { $seconds } s
+   *[other] { $seconds ->
+        [0] { $minutes } min
+       *[other] { $minutes } min { $seconds } s
+    }
+}
+issue-amount-min = Minimum amount is { $min }
+issue-amount-max = Maximum amount is { $max }
+issue-amount-decimals = Amount must have at most 2 decimal places
+issue-amount-type = Amount must be a number
+issue-name-empty = Card name is required
+issue-name-long = Card name must be at most { $max } characters
+issue-coupon-empty = Coupon code must not be empty
+issue-coupon-long = Coupon code must be at most { $max } characters
+issue-other = Invalid value of { $field }
 
 card-status = { $status ->
     [active] active
@@ -151,3 +211,78 @@ decline-reason = { $code ->
 flow-expired = This step waited more than { $minutes } min and has expired; nothing was done. Start again from /menu.
 unlinked-token_revoked = This chat was unlinked: its API token was revoked. Nothing more will arrive here. To link again, send a new API token.
 unlinked-removed_by_operator = This chat was unlinked by the service's operator. Nothing more will arrive here. To link again, send an API token.
+
+# Card details in the Mini App (WEBAPP_URL)
+btn-details-open = 👁 Show details
+details-open = Press the button to see the card's details in a window of their own: they never enter the chat. The button works once, for { $minutes } min.
+webapp-title = Card details
+webapp-checking = Checking…
+webapp-countdown = Hidden in { $seconds } s
+webapp-copy = Copy
+webapp-copied = Copied
+webapp-hidden = The details are hidden now. To see them again, press Details under the card in the chat.
+webapp-unavailable = These details cannot be shown. In the chat, open the card again and press Details: each button works once, for a few minutes.
+
+# Money in from chat: deposit requests, Telegram Payments, the admins' chat and /stats
+menu-add-money = 💵 Add money
+deposit-intro =
+    Add money to your wallet: from { $min } to { $max }.
+    Pick an amount below, or send /deposit AMOUNT with an optional note for the administrators (a transfer reference), e.g. /deposit 250 wire ref 8812.
+deposit-amount-invalid = { $message }. Send /deposit with an amount like 25 or 25.50.
+deposit-offer =
+    Add { $amount } to your wallet?
+    Note for the administrators: { $note }
+btn-deposit-request = 🏦 Ask an administrator to credit it
+btn-deposit-pay = 💳 Pay now by card
+deposit-requested = Request #{ $id } for { $amount } sent to the administrators. I will tell you here once it is decided.
+deposit-approved = ✅ Your deposit request #{ $id } for { $amount } was approved. Wallet balance: { $balance }.
+deposit-rejected = ❌ Your deposit request #{ $id } for { $amount } was rejected: { $reason }. Nothing was credited.
+deposit-refusal-not-found = There is no deposit request #{ $id }.
+deposit-refusal-already-decided = Deposit request #{ $id } was already { $status ->
+    [approved] approved
+   *[rejected] rejected
+}.
+deposit-refusal-note-too-long = The note is too long: at most { $max } characters.
+deposit-refusal-reason-required = A rejection needs a reason.
+deposit-refusal-reason-too-long = The reason is too long: at most { $max } characters. Reply again with a shorter one.
+deposit-refusal-too-many-pending = You already have { $max } deposit requests waiting. Wait until the administrators decide them.
+deposit-refusal-user-not-found = Your account was not found. Ask your administrator.
+invoice-title = Wallet top-up
+invoice-description = { $amount } into your card wallet.
+invoice-label = Wallet top-up
+checkout-refused = { $reason ->
+    [not-linked] This chat is not linked to your account any more. Link it again, then ask for a new invoice.
+    [not-yours] This invoice belongs to another account.
+    [paid] This invoice is paid already.
+    [amount] The amount does not match the invoice. Ask for a new invoice.
+    [currency] The currency does not match the invoice. Ask for a new invoice.
+   *[unknown] This invoice is not known. Ask for a new one with /deposit.
+}
+payment-thanks = Thank you! { $amount } was added to your wallet.
+payment-not-credited = Your payment arrived, but I could not add it to your wallet by myself. The administrators have been told and will sort it out.
+admin-not-allowed = Only the service's administrators can do this.
+deposit-card =
+    💵 Deposit request #{ $id }
+    From: { $name } (user { $userId })
+    Amount: { $amount }
+    Note: { $note }
+    Asked: { $at }
+deposit-card-approved = ✅ Approved by { $admin }: { $amount } credited to the wallet.
+deposit-card-rejected = ❌ Rejected by { $admin }: { $reason }
+btn-deposit-approve = ✅ Approve
+btn-deposit-reject = ❌ Reject
+btn-deposit-other-reason = ✍️ Another reason…
+deposit-reason-nr = Payment not received
+deposit-reason-am = Amount does not match the payment
+deposit-reason-du = Duplicate request
+deposit-reason-ask = Reply to this message with the reason for rejecting request #{ $id }: the cardholder will read it.
+deposit-reason-placeholder = Reason for the cardholder
+deposit-approved-short = Request #{ $id } approved.
+deposit-rejected-short = Request #{ $id } rejected.
+stats-text =
+    📊 The service on { $day } (UTC)
+    Users: { $users }
+    Cards: { $active } active, { $frozen } frozen, { $closed } closed
+    In wallets: { $wallets }; on cards: { $cards }
+    Fees earned today: { $fees }
+    Deposit requests waiting: { $pending } ({ $pendingAmount })

@@ -39,16 +39,16 @@ menu-new-card = ➕ Новая карта
 menu-transactions = 📜 Операции
 menu-otps = 🔑 OTP
 menu-help = ❓ Помощь
-wallet-balance = Баланс кошелька: { $balance } USD
+wallet-balance = Баланс кошелька: { $balance }
 cards-none = Карт пока нет. Нажмите «Новая карта».
 cards-title = Ваши карты:
-card-line = { $name } · { $masked } · { $balance } USD · { $status }
+card-line = { $name } · { $masked } · { $balance } · { $status }
 card-view =
     💳 { $name }
     Номер: { $masked }
-    Баланс: { $balance } USD
+    Баланс: { $balance }
     Статус: { $status }
-    Тариф: { $plan } (лимит { $limit } USD, внесено { $deposit } USD)
+    Тариф: { $plan } (лимит { $limit }, внесено { $deposit })
 btn-topup = ➕ Пополнить
 btn-withdraw = ➖ Вывести
 btn-freeze = 🧊 Заморозить
@@ -76,18 +76,18 @@ nothing-to-cancel = Нечего отменять.
 button-expired = Эта кнопка устарела. Откройте меню снова: /menu
 confirm-used = Это подтверждение уже использовано.
 amount-invalid = { $message }. Пришлите сумму, например 25 или 25.50, или /cancel.
-topup-ask = Сколько зачислить на «{ $name }»? От { $min } до { $max } USD. /cancel — отмена.
+topup-ask = Сколько зачислить на «{ $name }»? От { $min } до { $max }. /cancel — отмена.
 topup-quote =
-    Пополнение { $amount } USD
-    Комиссия платформы ({ $category }): { $fee } USD
-    Всего спишется с кошелька: { $total } USD
-    В кошельке останется: { $walletAfter } USD
-topup-done = Зачислено { $amount } USD (комиссия { $fee } USD). Баланс карты: { $cardBalance } USD. Кошелёк: { $wallet } USD.
-withdraw-ask = Сколько вывести с «{ $name }» (баланс { $balance } USD)? От { $min } до { $max } USD. /cancel — отмена.
-withdraw-confirm = Вывести { $amount } USD с «{ $name }» в кошелёк?
-withdraw-done = Выведено { $amount } USD. Баланс карты: { $cardBalance } USD. Кошелёк: { $wallet } USD.
-close-warning = Закрыть «{ $name }»? Это необратимо. Остаток { $balance } USD вернётся в кошелёк.
-close-done = Карта закрыта. Возвращено { $amount } USD; кошелёк: { $wallet } USD.
+    Пополнение { $amount }
+    Комиссия платформы ({ $category }): { $fee }
+    Всего спишется с кошелька: { $total }
+    В кошельке останется: { $walletAfter }
+topup-done = Зачислено { $amount } (комиссия { $fee }). Баланс карты: { $cardBalance }. Кошелёк: { $wallet }.
+withdraw-ask = Сколько вывести с «{ $name }» (баланс { $balance })? От { $min } до { $max }. /cancel — отмена.
+withdraw-confirm = Вывести { $amount } с «{ $name }» в кошелёк?
+withdraw-done = Выведено { $amount }. Баланс карты: { $cardBalance }. Кошелёк: { $wallet }.
+close-warning = Закрыть «{ $name }»? Это необратимо. Остаток { $balance } вернётся в кошелёк.
+close-done = Карта закрыта. Возвращено { $amount }; кошелёк: { $wallet }.
 create-pick-bin = Выберите BIN новой карты:
 bin-label = { $bin } · { $network } · { $category }
 create-pick-plan = Выберите тариф:
@@ -96,10 +96,10 @@ create-ask-name = Название карты (до 255 символов):
 create-ask-coupon = Пришлите код купона или нажмите «Пропустить».
 create-summary =
     Новая карта «{ $name }»
-    BIN { $bin } ({ $category }), тариф { $plan }: лимит { $limit } USD
-    Стоимость выпуска: { $fee } USD{ $coupon }
-    В кошельке сейчас: { $wallet } USD, после оплаты: { $walletAfter } USD
-create-coupon-note = {" "}(купон { $coupon }; без него { $planFee } USD)
+    BIN { $bin } ({ $category }), тариф { $plan }: лимит { $limit }
+    Стоимость выпуска: { $fee }{ $coupon }
+    В кошельке сейчас: { $wallet }, после оплаты: { $walletAfter }
+create-coupon-note = {" "}(купон { $coupon }; без него { $planFee })
 name-invalid = { $message }. Пришлите другое название или /cancel.
 coupon-invalid = { $message }. Пришлите другой код или нажмите «Пропустить».
 create-done = Карта «{ $name }» выпущена: { $masked }.
@@ -113,7 +113,7 @@ tx-push-approved = 💸 { $side } { $amount } { $currency }, { $merchant }, «{ 
 tx-push-declined = ⛔ Отклонено { $amount } { $currency }, { $merchant }, «{ $name }» ({ $masked }): { $reason }.
 tx-none = Операций нет.
 tx-title = Операции, страница { $page } из { $pages }:
-tx-line = { $at } · { $name } · { $side } { $amount } { $currency } · { $status }{ $reason } · { $merchant }
+tx-line = { $at } · { $name } · { $side } { $amount } · { $status }{ $reason } · { $merchant }
 unknown-message = Не понял. Откройте меню: /menu, или справку: /help.
 rate-limited = Слишком много сообщений, помедленнее.
 unexpected-error = Извините, что-то пошло не так. Попробуйте позже.
@@ -130,6 +130,72 @@ hint-card = Откройте карты: /cards.
 hint-state = В карточке видно, что можно сделать сейчас.
 hint-provider = Попробуйте позже.
 hint-validation = Проверьте значение и пришлите снова.
+refusal-validation = { $count ->
+    [0] Неверные данные
+   *[other] Неверные данные: { $details }
+}
+refusal-invalid-token = API-токен неверен или не указан
+refusal-insufficient-balance = Недостаточно средств. Нужно: { $required }
+refusal-insufficient-wallet-balance = Недостаточно средств в кошельке. Нужно: { $total } (пополнение { $amount } + комиссия платформы { $fee }), доступно: { $available }
+refusal-card-limit-exceeded = Пополнение превысит лимит карты. Уже внесено: { $deposit }, лимит: { $limit }, можно внести ещё: { $available }
+refusal-topup-cooldown = Подождите { $wait }, прежде чем снова пополнять эту карту
+refusal-insufficient-card-balance = Недостаточно средств на карте. Доступно: { $available }, запрошено: { $requested }
+refusal-withdraw-cooldown = Между выводами должно пройти не меньше { $minutes } { $minutes ->
+    [one] минуты
+   *[other] минут
+} (следующий — через { $wait })
+refusal-card-not-ready-withdraw = Карта ещё не готова к выводу средств
+refusal-invalid-bin = Неверный BIN или BIN отключён
+refusal-invalid-plan = Неверный тариф или тариф отключён
+refusal-invalid-coupon = Купон не подходит: { $reason ->
+    [not-found] такого купона нет
+    [inactive] купон отключён
+    [expired] срок купона истёк
+    [used-up] купон исчерпан
+   *[other] { $detail }
+}
+refusal-card-not-found = Карта не найдена или доступ запрещён
+refusal-card-id-required = Не указан ID карты
+refusal-invalid-card-id-param = Неверный параметр card_id
+refusal-card-closed = Карта закрыта
+refusal-already-frozen = Карта уже заморожена
+refusal-only-active-can-freeze = Заморозить можно только активную карту
+refusal-card-not-ready-freeze = Карта ещё не готова к заморозке
+refusal-only-frozen-can-unfreeze = Разморозить можно только замороженную карту
+refusal-card-not-ready-unfreeze = Карта ещё не готова к разморозке
+refusal-already-closed = Карта уже закрыта
+refusal-card-not-ready-close = Карта ещё не готова к закрытию
+refusal-provider-failed = Не удалось { $action ->
+    [issue] выпустить карту
+    [freeze] заморозить карту
+    [unfreeze] разморозить карту
+    [withdraw] вывести деньги с карты
+   *[close] закрыть карту
+}: { $reason }
+refusal-wallet-not-found = Кошелёк не найден
+refusal-no-otp = Для этой карты OTP не найден
+duration = { $minutes ->
+    [0] { $seconds } с
+   *[other] { $seconds ->
+        [0] { $minutes } мин
+       *[other] { $minutes } мин { $seconds } с
+    }
+}
+issue-amount-min = Минимальная сумма — { $min }
+issue-amount-max = Максимальная сумма — { $max }
+issue-amount-decimals = В сумме не больше 2 знаков после запятой
+issue-amount-type = Сумма должна быть числом
+issue-name-empty = Нужно название карты
+issue-name-long = Название карты — не длиннее { $max } { $max ->
+    [one] символа
+   *[other] символов
+}
+issue-coupon-empty = Код купона не может быть пустым
+issue-coupon-long = Код купона — не длиннее { $max } { $max ->
+    [one] символа
+   *[other] символов
+}
+issue-other = Недопустимое значение поля { $field }
 
 card-status = { $status ->
     [active] активна
@@ -153,3 +219,78 @@ decline-reason = { $code ->
 flow-expired = Этот шаг ждал дольше { $minutes } мин. и истёк; ничего не сделано. Начните заново из /menu.
 unlinked-token_revoked = Чат отвязан: его API-токен отозван. Сюда больше ничего не придёт. Чтобы привязать снова, пришлите новый API-токен.
 unlinked-removed_by_operator = Чат отвязан оператором сервиса. Сюда больше ничего не придёт. Чтобы привязать снова, пришлите API-токен.
+
+# Реквизиты карты в мини-приложении (WEBAPP_URL)
+btn-details-open = 👁 Показать реквизиты
+details-open = Нажмите кнопку, чтобы увидеть реквизиты карты в отдельном окне: в чат они не попадают. Кнопка работает один раз, { $minutes } мин.
+webapp-title = Реквизиты карты
+webapp-checking = Проверяем…
+webapp-countdown = Скроются через { $seconds } с
+webapp-copy = Копировать
+webapp-copied = Скопировано
+webapp-hidden = Реквизиты скрыты. Чтобы увидеть их снова, нажмите «Реквизиты» под картой в чате.
+webapp-unavailable = Эти реквизиты нельзя показать. В чате откройте карту снова и нажмите «Реквизиты»: каждая кнопка работает один раз, несколько минут.
+
+# Money in from chat: deposit requests, Telegram Payments, the admins' chat and /stats
+menu-add-money = 💵 Пополнить кошелёк
+deposit-intro =
+    Пополнение кошелька: от { $min } до { $max }.
+    Выберите сумму ниже или отправьте /deposit СУММА с необязательной заметкой для администраторов (например, номер перевода): /deposit 250 перевод 8812.
+deposit-amount-invalid = { $message }. Отправьте /deposit с суммой, например 25 или 25.50.
+deposit-offer =
+    Пополнить кошелёк на { $amount }?
+    Заметка для администраторов: { $note }
+btn-deposit-request = 🏦 Попросить администратора зачислить
+btn-deposit-pay = 💳 Оплатить картой сейчас
+deposit-requested = Заявка №{ $id } на { $amount } отправлена администраторам. Я сообщу здесь, когда по ней примут решение.
+deposit-approved = ✅ Ваша заявка на пополнение №{ $id } на { $amount } одобрена. Баланс кошелька: { $balance }.
+deposit-rejected = ❌ Ваша заявка на пополнение №{ $id } на { $amount } отклонена: { $reason }. Ничего не зачислено.
+deposit-refusal-not-found = Заявки на пополнение №{ $id } нет.
+deposit-refusal-already-decided = Заявка на пополнение №{ $id } уже { $status ->
+    [approved] одобрена
+   *[rejected] отклонена
+}.
+deposit-refusal-note-too-long = Заметка слишком длинная: не больше { $max } символов.
+deposit-refusal-reason-required = Для отказа нужна причина.
+deposit-refusal-reason-too-long = Причина слишком длинная: не больше { $max } символов. Ответьте ещё раз, короче.
+deposit-refusal-too-many-pending = У вас уже { $max } заявок на пополнение ждут решения. Дождитесь, пока администраторы их рассмотрят.
+deposit-refusal-user-not-found = Ваша учётная запись не найдена. Обратитесь к администратору.
+invoice-title = Пополнение кошелька
+invoice-description = { $amount } в кошелёк для карт.
+invoice-label = Пополнение кошелька
+checkout-refused = { $reason ->
+    [not-linked] Этот чат больше не привязан к вашей учётной записи. Привяжите его снова и запросите новый счёт.
+    [not-yours] Этот счёт принадлежит другой учётной записи.
+    [paid] Этот счёт уже оплачен.
+    [amount] Сумма не совпадает со счётом. Запросите новый счёт.
+    [currency] Валюта не совпадает со счётом. Запросите новый счёт.
+   *[unknown] Этот счёт неизвестен. Запросите новый через /deposit.
+}
+payment-thanks = Спасибо! { $amount } зачислено в кошелёк.
+payment-not-credited = Платёж получен, но я не смог сам зачислить его в кошелёк. Администраторы уже знают и разберутся.
+admin-not-allowed = Это могут делать только администраторы сервиса.
+deposit-card =
+    💵 Заявка на пополнение №{ $id }
+    От: { $name } (пользователь { $userId })
+    Сумма: { $amount }
+    Заметка: { $note }
+    Создана: { $at }
+deposit-card-approved = ✅ Одобрил { $admin }: { $amount } зачислено в кошелёк.
+deposit-card-rejected = ❌ Отклонил { $admin }: { $reason }
+btn-deposit-approve = ✅ Одобрить
+btn-deposit-reject = ❌ Отклонить
+btn-deposit-other-reason = ✍️ Другая причина…
+deposit-reason-nr = Платёж не поступил
+deposit-reason-am = Сумма не совпадает с платежом
+deposit-reason-du = Повторная заявка
+deposit-reason-ask = Ответьте на это сообщение причиной отказа по заявке №{ $id }: её прочитает владелец карты.
+deposit-reason-placeholder = Причина для владельца карты
+deposit-approved-short = Заявка №{ $id } одобрена.
+deposit-rejected-short = Заявка №{ $id } отклонена.
+stats-text =
+    📊 Сервис на { $day } (UTC)
+    Пользователи: { $users }
+    Карты: активных { $active }, замороженных { $frozen }, закрытых { $closed }
+    В кошельках: { $wallets }; на картах: { $cards }
+    Комиссии за сегодня: { $fees }
+    Заявок на пополнение ждут: { $pending } ({ $pendingAmount })

@@ -3,6 +3,9 @@ import { reservePrivateFile, restrictToOwner } from '../private-files.js';
 import { formatAmount, toCents, type Cents } from '../core/money.js';
 import { AdminError, type CardRecord, type TokenRecord } from '../core/admin.js';
 import type { CoreRuntime } from '../compose.js';
+import { isDepositError } from '../core/deposit-errors.js';
+import type { DepositRequest } from '../core/deposits.js';
+import type { DepositStatus } from '../core/funding-tables.js';
 
 /** What a command prints: lines for a person, one object for `--json`. */
 export interface CommandOutput {
@@ -78,6 +81,45 @@ function cardTable(cards: CardRecord[]): string {
 }
 
 const cardJson = (c: CardRecord) => ({ ...c, balance: formatAmount(c.balance) });
+
+/** Who decided, as recorded on a deposit request decided from the command line. */
+const DECIDED_BY_CLI = 'admin-cli';
+const DEPOSIT_STATUSES: readonly DepositStatus[] = ['pending', 'approved', 'rejected'];
+
+function depositStatus(values: Values): DepositStatus | undefined {
+  const value = optionalText(values, 'status');
+  if (value === undefined) return undefined;
+  if (!DEPOSIT_STATUSES.includes(value as DepositStatus)) throw new AdminError('--status must be pending, approved or rejected');
+  return value as DepositStatus;
+}
+
+/** A deposit refusal (unknown request, decided already, bad reason) is a refusal of the command. */
+async function refusingAsAdmin<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    if (isDepositError(error)) throw new AdminError(error.message);
+    throw error;
+  }
+}
+
+function depositTable(requests: DepositRequest[]): string {
+  return table(
+    requests.map((r) =>
+      [
+        `#${r.id}`,
+        r.status,
+        usd(r.amount),
+        `user ${r.userId} (${r.userName})`,
+        `asked ${r.createdAt}`,
+        r.note === null ? '' : `note: ${r.note}`,
+        r.decidedAt === null ? '' : `by ${r.decidedBy} ${r.decidedAt}${r.reason === null ? '' : `: ${r.reason}`}`,
+      ].filter((cell) => cell !== ''),
+    ),
+  );
+}
+
+const depositJson = (r: DepositRequest) => ({ ...r, amount: formatAmount(r.amount) });
 
 /** Every admin command, by its words. */
 export const COMMANDS: Record<string, Command> = {
@@ -196,6 +238,37 @@ export const COMMANDS: Record<string, Command> = {
     async run({ admin }, v) {
       const balance = await admin.deposit(text(v, 'user'), amount(v, 'amount'));
       return { human: `Deposited. Wallet balance: ${usd(balance)}`, json: { walletBalance: formatAmount(balance) } };
+    },
+  },
+  'deposits list': {
+    usage: 'deposits list [--status pending|approved|rejected] [--user USER_ID]',
+    options: { status: { type: 'string' }, user: { type: 'string' } },
+    async run({ funding }, v) {
+      const requests = await funding.deposits.list({ status: depositStatus(v), userId: optionalText(v, 'user') });
+      return { human: depositTable(requests), json: { requests: requests.map(depositJson) } };
+    },
+  },
+  'deposits approve': {
+    usage: 'deposits approve --id REQUEST_ID',
+    options: { id: { type: 'string' } },
+    async run({ funding }, v) {
+      const { request, walletBalance } = await refusingAsAdmin(() =>
+        funding.deposits.approve(wholeNumber(optionalText(v, 'id'), '--id'), DECIDED_BY_CLI),
+      );
+      return {
+        human: `Deposit request #${request.id} approved: ${usd(request.amount)} credited. Wallet balance: ${usd(walletBalance)}.`,
+        json: { request: depositJson(request), walletBalance: formatAmount(walletBalance) },
+      };
+    },
+  },
+  'deposits reject': {
+    usage: 'deposits reject --id REQUEST_ID --reason TEXT',
+    options: { id: { type: 'string' }, reason: { type: 'string' } },
+    async run({ funding }, v) {
+      const request = await refusingAsAdmin(() =>
+        funding.deposits.reject(wholeNumber(optionalText(v, 'id'), '--id'), DECIDED_BY_CLI, text(v, 'reason')),
+      );
+      return { human: `Deposit request #${request.id} rejected: ${request.reason}.`, json: { request: depositJson(request) } };
     },
   },
   'bins list': {

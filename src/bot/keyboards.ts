@@ -4,8 +4,11 @@ import { encodeCallback, conversationButton } from './callback-data.js';
 
 type T = (key: string) => string;
 
-/** The buttons under a card: only the freeze or unfreeze that applies; none that move money on a closed card. */
-export function cardKeyboard(t: T, card: Card): InlineKeyboard {
+/**
+ * The buttons under a card: only the freeze or unfreeze that applies; none that move money on a closed card.
+ * Given `detailsUrl` (the Mini App with a one-time nonce), Details opens it; otherwise it is a plain button.
+ */
+export function cardKeyboard(t: T, card: Card, detailsUrl?: string): InlineKeyboard {
   const cb = (action: Parameters<typeof encodeCallback>[0] & { kind: 'card' }) => encodeCallback(action);
   const id = card.id;
   const kb = new InlineKeyboard();
@@ -15,7 +18,8 @@ export function cardKeyboard(t: T, card: Card): InlineKeyboard {
       .row();
     if (card.status === 'active') kb.text(t('btn-freeze'), cb({ kind: 'card', action: 'freeze', cardId: id }));
     if (card.status === 'frozen') kb.text(t('btn-unfreeze'), cb({ kind: 'card', action: 'unfreeze', cardId: id }));
-    kb.text(t('btn-details'), cb({ kind: 'card', action: 'details', cardId: id })).row();
+    if (detailsUrl) kb.webApp(t('btn-details'), detailsUrl).row();
+    else kb.text(t('btn-details'), cb({ kind: 'card', action: 'details', cardId: id })).row();
   }
   kb.text(t('btn-otps'), cb({ kind: 'card', action: 'otps', cardId: id }))
     .text(t('btn-transactions'), encodeCallback({ kind: 'tx', page: 1, cardId: id }))
@@ -37,6 +41,11 @@ export function pagerKeyboard(t: T, page: number, hasPrev: boolean, hasNext: boo
   if (hasNext) kb.text(t('btn-next'), encodeCallback({ kind: 'tx', page: page + 1, cardId }));
   if (cardId) kb.row().text(t('btn-all-cards'), encodeCallback({ kind: 'tx', page: 1 }));
   return kb;
+}
+
+/** One button that opens the card's details in the Mini App (`detailsUrl` carries a one-time nonce). */
+export function webAppDetailsKeyboard(t: T, detailsUrl: string): InlineKeyboard {
+  return new InlineKeyboard().webApp(t('btn-details-open'), detailsUrl);
 }
 
 export function otpKeyboard(t: T, cardId: string): InlineKeyboard {

@@ -1,10 +1,10 @@
 import type { InlineKeyboard } from 'grammy';
 import type { Caller } from '../core/views.js';
 import type { BotContext } from './context.js';
-import type { FlowName } from './conversations/flows.js';
-import { cardView, money, transactionLine } from './format.js';
+import { cardView, localMoney, transactionLine } from './format.js';
 import { cardKeyboard, cardListKeyboard, pagerKeyboard } from './keyboards.js';
 import type { Services } from './services.js';
+import { issueWebAppNonce, webAppButtonUrl } from './webapp-nonces.js';
 
 /** Screens shown from several places (menu, commands, buttons): each reads the core and renders. */
 
@@ -20,7 +20,7 @@ export function callerOf(ctx: BotContext): Caller {
 
 export async function walletScreen(ctx: BotContext, s: Services): Promise<Screen> {
   const wallet = await s.core.walletBalance(callerOf(ctx));
-  return { text: ctx.t('wallet-balance', { balance: money(wallet.balance) }) };
+  return { text: ctx.t('wallet-balance', { balance: localMoney(wallet.balance) }) };
 }
 
 export async function cardListScreen(ctx: BotContext, s: Services, action: 'view' | 'otps' = 'view'): Promise<Screen> {
@@ -30,7 +30,7 @@ export async function cardListScreen(ctx: BotContext, s: Services, action: 'view
     ctx.t('card-line', {
       name: c.name,
       masked: c.maskedPan,
-      balance: money(c.balance),
+      balance: localMoney(c.balance),
       status: ctx.t('card-status', { status: c.status }),
     });
   return { text: ctx.t(action === 'view' ? 'cards-title' : 'otps-pick-card'), keyboard: cardListKeyboard(cards, label, action) };
@@ -45,8 +45,20 @@ export async function cardScreen(ctx: BotContext, s: Services, cardId: string): 
       card,
       plans.find((p) => p.id === card.planId),
     ),
-    keyboard: cardKeyboard(ctx.t, card),
+    keyboard: cardKeyboard(ctx.t, card, card.status === 'closed' ? undefined : await webAppDetailsUrl(ctx, s, cardId)),
   };
+}
+
+/**
+ * With `WEBAPP_URL` set: the Mini App's address with a new one-time nonce for this card, this user and
+ * this chat's link. Issued when the button is drawn, since Telegram tells the bot nothing when a Mini App
+ * button is pressed; the nonce lasts a few minutes, so an older view's Details says to open the card again.
+ */
+export async function webAppDetailsUrl(ctx: BotContext, s: Services, cardId: string): Promise<string | undefined> {
+  const base = s.config.webAppUrl;
+  if (base === undefined || !ctx.link || !ctx.from || ctx.chat?.type !== 'private') return undefined;
+  const binding = { cardId, telegramUserId: ctx.from.id, chatId: ctx.chat.id, tokenHash: ctx.link.tokenHash };
+  return webAppButtonUrl(base, await issueWebAppNonce(s.db, binding, s.clock.now()));
 }
 
 export async function transactionsScreen(ctx: BotContext, s: Services, page: number, cardId?: string): Promise<Screen> {
@@ -72,10 +84,4 @@ export async function show(ctx: BotContext, screen: Screen, mode: 'edit' | 'repl
     return;
   }
   await ctx.reply(screen.text, extra);
-}
-
-/** Starts a guided flow; one already running in the chat is left first (the user changed course). */
-export async function enterFlow(ctx: BotContext, name: FlowName, ...args: unknown[]): Promise<void> {
-  await ctx.conversation.exitAll();
-  await ctx.conversation.enter('flow', name, ...args);
 }

@@ -1,10 +1,12 @@
 import { Composer } from 'grammy';
 import { decodeCallback, type CallbackData } from '../callback-data.js';
 import type { BotContext } from '../context.js';
+import { enterFlow } from '../conversations/flows.js';
 import { detailsMessage } from '../format.js';
-import { otpKeyboard } from '../keyboards.js';
-import { callerOf, cardListScreen, cardScreen, enterFlow, show, transactionsScreen } from '../screens.js';
+import { otpKeyboard, webAppDetailsKeyboard } from '../keyboards.js';
+import { callerOf, cardListScreen, cardScreen, show, transactionsScreen, webAppDetailsUrl } from '../screens.js';
 import { deleteLater, type Services } from '../services.js';
+import { WEBAPP_NONCE_TTL_SECONDS } from '../webapp-nonces.js';
 
 /**
  * The plain-keyboard buttons: card list, card view and its actions, transaction pages, OTPs.
@@ -33,7 +35,6 @@ async function handle(ctx: BotContext, s: Services, data: CallbackData): Promise
   }
   const { cardId } = data;
   const caller = callerOf(ctx);
-  const messageId = ctx.callbackQuery?.message?.message_id;
   switch (data.action) {
     case 'view':
       await show(ctx, await cardScreen(ctx, s, cardId), 'edit');
@@ -52,6 +53,19 @@ async function handle(ctx: BotContext, s: Services, data: CallbackData): Promise
       await show(ctx, await cardScreen(ctx, s, cardId), 'edit');
       return ctx.t('card-unfrozen');
     case 'details': {
+      // With the Mini App, the details never enter the chat: a view drawn without its button (a flow's
+      // redraw, an older message) gets one here, removed when its nonce expires.
+      if (s.config.webAppUrl !== undefined) {
+        // Refuses a card that is not the caller's here, as the details themselves would.
+        await s.core.getCard(caller, cardId);
+        const detailsUrl = await webAppDetailsUrl(ctx, s, cardId);
+        if (detailsUrl) {
+          const minutes = WEBAPP_NONCE_TTL_SECONDS / 60;
+          const sent = await ctx.reply(ctx.t('details-open', { minutes }), { reply_markup: webAppDetailsKeyboard(ctx.t, detailsUrl) });
+          await deleteLater(s, sent.chat.id, sent.message_id, WEBAPP_NONCE_TTL_SECONDS);
+          return;
+        }
+      }
       const details = await s.core.getSensitiveDetails(caller, cardId);
       const ttl = s.config.sensitiveTtlSeconds;
       const { text, entities } = detailsMessage(ctx.t, details, ttl);
@@ -87,7 +101,7 @@ async function handle(ctx: BotContext, s: Services, data: CallbackData): Promise
     case 'topup':
     case 'withdraw':
     case 'close':
-      await enterFlow(ctx, data.action, cardId, messageId ?? 0);
+      await enterFlow[data.action](ctx, { cardId, viewMessageId: ctx.callbackQuery?.message?.message_id });
       return;
   }
 }

@@ -1,7 +1,9 @@
 import { Menu, type MenuButton } from '@grammyjs/menu';
 import { Composer } from 'grammy';
 import type { BotContext } from '../context.js';
-import { cardListScreen, enterFlow, show, transactionsScreen, walletScreen } from '../screens.js';
+import { enterFlow } from '../conversations/flows.js';
+import { showAddMoney } from './deposits.js';
+import { cardListScreen, show, transactionsScreen, walletScreen } from '../screens.js';
 import type { Services } from '../services.js';
 
 export type MainMenu = Menu<BotContext>;
@@ -13,7 +15,7 @@ export const mainMenuText = (ctx: BotContext) => ctx.t('menu-title');
  * outdated. Bump it when buttons move. (Cheaper than the plugin's default check, which draws the pressed
  * button's label and hashes it on every press.)
  */
-const MAIN_MENU_LAYOUT = 'main:1';
+const MAIN_MENU_LAYOUT = 'main:2';
 
 /**
  * The main menu. Its buttons only read and then answer with a new message, so the menu stays put
@@ -41,8 +43,9 @@ export function createMainMenu(s: Services): MainMenu {
       button('menu-wallet', async (ctx) => show(ctx, await walletScreen(ctx, s), 'reply')),
       button('menu-cards', async (ctx) => show(ctx, await cardListScreen(ctx, s), 'reply')),
     ],
+    [button('menu-add-money', (ctx) => showAddMoney(ctx, s))],
     [
-      button('menu-new-card', (ctx) => enterFlow(ctx, 'createCard')),
+      button('menu-new-card', (ctx) => enterFlow.createCard(ctx)),
       button('menu-transactions', async (ctx) => show(ctx, await transactionsScreen(ctx, s, 1), 'reply')),
     ],
     [

@@ -5,15 +5,16 @@ import { createHarness, texts } from '../harness.js';
 import { callbackUpdate, textUpdate } from '../../helpers/updates.js';
 
 describe('the main menu', () => {
-  it('has Wallet, My cards, New card, Transactions, OTPs and Help, and each answers', async () => {
+  it('has Wallet, My cards, Add money, New card, Transactions, OTPs and Help, and each answers', async () => {
     const h = await createHarness();
     await h.linkedCustomer(6101, 12_345);
     const menu = await h.send(textUpdate({ id: 6101 }, '/menu'));
     const labels = menu.flatMap((c) => (c.payload.reply_markup?.inline_keyboard ?? []).flat().map((b: { text: string }) => b.text));
-    assert.deepEqual(labels, ['💰 Wallet', '💳 My cards', '➕ New card', '📜 Transactions', '🔑 OTPs', '❓ Help']);
+    assert.deepEqual(labels, ['💰 Wallet', '💳 My cards', '💵 Add money', '➕ New card', '📜 Transactions', '🔑 OTPs', '❓ Help']);
     const expected: [string, RegExp][] = [
-      ['Wallet', /Wallet balance: 123\.45 USD/],
+      ['Wallet', /Wallet balance: \$123\.45/],
       ['My cards', /no cards yet/],
+      ['Add money', /Add money to your wallet: from \$5\.00 to \$10,000\.00/],
       ['New card', /Pick a BIN/],
       ['Transactions', /No transactions/],
       ['OTPs', /no cards yet/],
@@ -56,7 +57,7 @@ describe('the main menu', () => {
     const menu = await h.send(textUpdate({ id: 6103 }, '/menu'));
     refuseAnswers = true;
     for (const [label, text] of [
-      ['Wallet', /Wallet balance: 123\.45 USD/],
+      ['Wallet', /Wallet balance: \$123\.45/],
       ['New card', /Pick a BIN/],
     ] as const) {
       const calls = await h.send(callbackUpdate({ id: 6103 }, buttonData(menu, label)));

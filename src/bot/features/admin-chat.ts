@@ -1,0 +1,136 @@
+import { Composer, type Context } from 'grammy';
+import { isDepositError } from '../../core/deposit-errors.js';
+import type { DepositRequest } from '../../core/deposits.js';
+import type { ServiceStats } from '../../core/stats.js';
+import type { BotContext } from '../context.js';
+import { ADMIN_CHAT_LOCALE, tellCardholder } from '../deposit-notices.js';
+import {
+  adminName,
+  decisionKeyboard,
+  decodeDecisionCallback,
+  depositRefusalText,
+  presetReasonKey,
+  reasonsKeyboard,
+  requestCard,
+  translatorIn,
+} from '../deposit-texts.js';
+import { loggableError } from '../../log-safe.js';
+import { localMoney, type T } from '../format.js';
+import { deleteKv, readKv, writeKv } from '../repository.js';
+import type { Services } from '../services.js';
+
+/** Where the request behind a "reply with the reason" prompt is kept: the prompt's message, in the admins' chat. */
+const reasonPromptKey = (chatId: number, promptMessageId: number) => `deposit-reason:${chatId}:${promptMessageId}`;
+
+/**
+ * The admins' chat (`ADMIN_CHAT_ID`): Approve and Reject under each deposit request, a reason for each
+ * rejection (a preset, or typed as a reply to the bot's prompt), and `/stats`. Only users listed in
+ * `ADMIN_USER_IDS` may act; anyone else is told so and nothing changes. Registered before the group
+ * feature, which answers every other group with one line.
+ */
+export function adminChatFeature(s: Services): Composer<BotContext> {
+  const composer = new Composer<BotContext>();
+  const adminChat = composer.filter((ctx) => s.config.adminChatId !== undefined && ctx.chat?.id === s.config.adminChatId);
+  const isAdmin = (ctx: Context) => ctx.from !== undefined && (s.config.adminUserIds ?? []).includes(ctx.from.id);
+  const decidedBy = (ctx: Context) => `telegram:${ctx.from!.id}`;
+
+  adminChat.command('stats', async (ctx) => {
+    if (!isAdmin(ctx)) return ctx.reply(ctx.t('admin-not-allowed'));
+    await ctx.reply(statsText(ctx.t, await s.funding.stats.read()));
+  });
+
+  adminChat.callbackQuery(/^dr:/, async (ctx) => {
+    const data = decodeDecisionCallback(ctx.callbackQuery.data);
+    if (!data) return ctx.answerCallbackQuery({ text: ctx.t('button-expired') });
+    if (!isAdmin(ctx)) return ctx.answerCallbackQuery({ text: ctx.t('admin-not-allowed'), show_alert: true });
+    try {
+      switch (data.action) {
+        case 'reasons':
+        case 'back':
+          await ctx.answerCallbackQuery();
+          await ctx.editMessageReplyMarkup({
+            reply_markup: data.action === 'back' ? decisionKeyboard(ctx.t, data.id) : reasonsKeyboard(ctx.t, data.id),
+          });
+          return;
+        case 'approve': {
+          const { request, walletBalance } = await s.funding.deposits.approve(data.id, decidedBy(ctx));
+          await ctx.answerCallbackQuery({ text: ctx.t('deposit-approved-short', { id: String(request.id) }) });
+          await showDecision(ctx, s, ctx.callbackQuery.message?.message_id, request);
+          await tellCardholder(ctx.api, s, request, walletBalance);
+          return;
+        }
+        case 'reject': {
+          const reason = translatorIn(s.i18n, 'en')(presetReasonKey(data.preset));
+          const request = await s.funding.deposits.reject(data.id, decidedBy(ctx), reason);
+          await ctx.answerCallbackQuery({ text: ctx.t('deposit-rejected-short', { id: String(request.id) }) });
+          await showDecision(ctx, s, ctx.callbackQuery.message?.message_id, request);
+          await tellCardholder(ctx.api, s, request);
+          return;
+        }
+        case 'other': {
+          await ctx.answerCallbackQuery();
+          const prompt = await ctx.reply(ctx.t('deposit-reason-ask', { id: String(data.id) }), {
+            reply_markup: { force_reply: true, input_field_placeholder: ctx.t('deposit-reason-placeholder') },
+          });
+          const card = ctx.callbackQuery.message?.message_id ?? 0;
+          await writeKv(s.db, reasonPromptKey(prompt.chat.id, prompt.message_id), `${data.id}:${card}`, s.clock.now());
+          return;
+        }
+      }
+    } catch (error) {
+      if (!isDepositError(error)) throw error;
+      await ctx.answerCallbackQuery({ text: depositRefusalText(ctx.t, error), show_alert: true });
+      // Decided elsewhere (another admin, the command line): the card shows how.
+      if (error.code === 'ALREADY_DECIDED')
+        await showDecision(ctx, s, ctx.callbackQuery.message?.message_id, await s.funding.deposits.get(data.id));
+    }
+  });
+
+  // A typed reason: a reply to the bot's prompt (Telegram delivers replies to the bot's messages even in privacy mode).
+  adminChat.on('message:text', async (ctx, next) => {
+    const replyTo = ctx.message.reply_to_message;
+    const key = replyTo && reasonPromptKey(ctx.chat.id, replyTo.message_id);
+    const stored = key && (await readKv(s.db, key));
+    if (!key || !stored) return next();
+    if (!isAdmin(ctx)) return ctx.reply(ctx.t('admin-not-allowed'));
+    const [id, card] = stored.split(':').map(Number) as [number, number];
+    try {
+      const request = await s.funding.deposits.reject(id, decidedBy(ctx), ctx.message.text);
+      await deleteKv(s.db, key);
+      await ctx.reply(ctx.t('deposit-rejected-short', { id: String(id) }));
+      await showDecision(ctx, s, card, request);
+      await tellCardholder(ctx.api, s, request);
+    } catch (error) {
+      if (!isDepositError(error)) throw error;
+      if (error.code === 'ALREADY_DECIDED' || error.code === 'REQUEST_NOT_FOUND') await deleteKv(s.db, key);
+      await ctx.reply(depositRefusalText(ctx.t, error));
+    }
+  });
+  return composer;
+}
+
+/** Redraws the request's card in the admins' chat with its decision, without buttons. */
+async function showDecision(ctx: BotContext, s: Services, cardMessageId: number | undefined, request: DepositRequest): Promise<void> {
+  if (!cardMessageId || !ctx.chat) return;
+  const by = request.decidedBy === `telegram:${ctx.from?.id}` && ctx.from ? adminName(ctx.from) : (request.decidedBy ?? undefined);
+  // In the language the card was posted in, so that it reads as one.
+  const text = requestCard(translatorIn(s.i18n, ADMIN_CHAT_LOCALE), request, by);
+  await ctx.api
+    .editMessageText(ctx.chat.id, cardMessageId, text, { reply_markup: undefined })
+    .catch((error: unknown) => ctx.logger.debug({ err: loggableError(error) }, 'could not redraw a deposit request'));
+}
+
+function statsText(t: T, stats: ServiceStats): string {
+  return t('stats-text', {
+    day: stats.day,
+    users: stats.users,
+    active: stats.cards.active,
+    frozen: stats.cards.frozen,
+    closed: stats.cards.closed,
+    wallets: localMoney(stats.walletTotal),
+    cards: localMoney(stats.cardTotal),
+    fees: localMoney(stats.feesToday),
+    pending: stats.pendingDeposits.count,
+    pendingAmount: localMoney(stats.pendingDeposits.amount),
+  });
+}
