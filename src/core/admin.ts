@@ -207,7 +207,7 @@ export function createAdminService(deps: CoreDeps) {
       at: now(),
       postings: [
         { accountId: walletAccountId, amount },
-        { accountId: await systemAccountId(trx, SYSTEM_ACCOUNTS.deposits), amount: -amount },
+        { accountId: await systemAccountId(trx, SYSTEM_ACCOUNTS.deposits), amount: -amount, system: true },
       ],
     });
     return posted?.balances.get(walletAccountId) ?? 0;
@@ -601,11 +601,11 @@ export function createAdminService(deps: CoreDeps) {
             side === 'Debit'
               ? [
                   { accountId: card.account_id, amount: -amount },
-                  { accountId: merchants, amount },
+                  { accountId: merchants, amount, system: true },
                 ]
               : [
                   { accountId: card.account_id, amount },
-                  { accountId: merchants, amount: -amount },
+                  { accountId: merchants, amount: -amount, system: true },
                 ],
         });
         if (!posted) declineCode = 'insufficient_funds';

@@ -103,7 +103,7 @@ export function createCardOperations({ db, clock, provider, cipher, settings }: 
           at,
           postings: [
             { accountId: caller.walletAccountId, amount: -fee },
-            { accountId: revenue, amount: fee },
+            { accountId: revenue, amount: fee, system: true },
           ],
         });
         if (!charged) throw new CardServiceError('INSUFFICIENT_BALANCE', { required: fee });
@@ -145,7 +145,7 @@ export function createCardOperations({ db, clock, provider, cipher, settings }: 
             at,
             postings: [
               { accountId, amount: initialBalance },
-              { accountId: await systemAccountId(trx, SYSTEM_ACCOUNTS.promotions), amount: -initialBalance },
+              { accountId: await systemAccountId(trx, SYSTEM_ACCOUNTS.promotions), amount: -initialBalance, system: true },
             ],
           });
           await recordCardTransaction(trx, {

@@ -151,7 +151,7 @@ export function createDepositService({ db, clock, settings }: FundingDeps) {
           at,
           postings: [
             { accountId: wallet, amount },
-            { accountId: await systemAccountId(trx, SYSTEM_ACCOUNTS.deposits), amount: -amount },
+            { accountId: await systemAccountId(trx, SYSTEM_ACCOUNTS.deposits), amount: -amount, system: true },
           ],
         });
         if (!posted) throw new Error(`Deposit request ${id} could not credit the wallet`);

@@ -144,7 +144,7 @@ export function createPaymentService({ db, clock, settings }: FundingDeps) {
           at,
           postings: [
             { accountId: wallet, amount },
-            { accountId: await systemAccountId(trx, SYSTEM_ACCOUNTS.deposits), amount: -amount },
+            { accountId: await systemAccountId(trx, SYSTEM_ACCOUNTS.deposits), amount: -amount, system: true },
           ],
         });
         if (!posted) throw new Error('A payment could not credit the wallet');

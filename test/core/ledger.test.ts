@@ -18,7 +18,7 @@ for (const dialect of dialects()) {
             at: t.clock.now().toISOString(),
             postings: [
               { accountId: alice.caller.walletAccountId, amount: -100 },
-              { accountId: revenue, amount: 99 },
+              { accountId: revenue, amount: 99, system: true },
             ],
           });
         }),
@@ -38,7 +38,7 @@ for (const dialect of dialects()) {
           at: t.clock.now().toISOString(),
           postings: [
             { accountId: alice.caller.walletAccountId, amount: -1_001 },
-            { accountId: revenue, amount: 1_001 },
+            { accountId: revenue, amount: 1_001, system: true },
           ],
         });
       });
@@ -58,7 +58,7 @@ for (const dialect of dialects()) {
             at: t.clock.now().toISOString(),
             postings: [
               { accountId: alice.caller.walletAccountId, amount: -10 },
-              { accountId: revenue, amount: 10 },
+              { accountId: revenue, amount: 10, system: true },
             ],
           });
         });
@@ -66,6 +66,36 @@ for (const dialect of dialects()) {
       await assert.rejects(post());
       assert.equal((await t.core.walletBalance(alice.caller)).balance, 990);
       assert.deepEqual((await t.admin.checkLedger()).differences, []);
+    });
+
+    test('a system account keeps no balance row of its own: its entries are its balance, and a posting to it without `system` fails the journal', async (ctx) => {
+      const t = await useCore(ctx, dialect);
+      const alice = await newCustomer(t, 1_000);
+      const revenueRow = () =>
+        t.database.db.selectFrom('accounts').select('balance').where('code', '=', SYSTEM_ACCOUNTS.revenue).executeTakeFirstOrThrow();
+      const before = Number((await revenueRow()).balance);
+      const post = (system: boolean, reference: string) =>
+        t.database.db.transaction().execute(async (trx) => {
+          const revenue = await systemAccountId(trx, SYSTEM_ACCOUNTS.revenue);
+          return postJournal(trx, {
+            reference,
+            kind: 'test',
+            at: t.clock.now().toISOString(),
+            postings: [
+              { accountId: alice.caller.walletAccountId, amount: -25 },
+              system ? { accountId: revenue, amount: 25, system: true } : { accountId: revenue, amount: 25 },
+            ],
+          });
+        });
+      const posted = await post(true, 'fee');
+      assert.ok(posted);
+      assert.deepEqual([...posted.balances.keys()], [alice.caller.walletAccountId], 'only the user account was moved');
+      assert.equal(Number((await revenueRow()).balance), before, 'the system row is not touched (no lock on it)');
+      await assert.rejects(post(false, 'unflagged'), /would overdraw/);
+      assert.equal((await t.core.walletBalance(alice.caller)).balance, 975, 'the failed journal changed nothing');
+      const ledger = await t.admin.checkLedger();
+      assert.deepEqual(ledger.differences, []);
+      assert.equal(ledger.total, 0, 'user balances plus system entries sum to zero');
     });
 
     test('the ledger check reports a cached balance that differs from its entries', async (ctx) => {
