@@ -21,12 +21,20 @@ group-refusal = I only work in a private chat with you.
 help =
     /menu — main menu
     /cards — your cards
+    /topup [amount] — top up a card
+    /freeze — freeze a card
+    /details — a card's details
+    /deposit — ask for money in your wallet
     /cancel — leave the current step
     /unlink — forget this chat's token
     Buttons under each card top it up, withdraw, freeze, show details (deleted after { $ttl } s), list OTPs and close it.
 cmd-start = Start and link your token
 cmd-menu = Main menu
 cmd-cards = Your cards
+cmd-topup = Top up a card
+cmd-freeze = Freeze a card
+cmd-details = A card's details
+cmd-deposit = Ask for money in your wallet
 cmd-cancel = Leave the current step
 cmd-help = Help
 cmd-unlink = Forget this chat's token
@@ -73,6 +81,14 @@ cancelled = Cancelled.
 nothing-to-cancel = Nothing to cancel.
 button-expired = This button has expired. Open the menu again: /menu
 confirm-used = This confirmation was already used.
+btn-amount = { $amount }
+btn-amount-other = ✏️ Other amount
+amount-type = Type the amount, like 25 or 25.50, or /cancel.
+topup-max-now = The most you can top up now is { $max }. Pick or type another amount, or /cancel.
+topup-nothing-now = Nothing can be topped up now: the smallest top-up is { $min }.
+withdraw-max-now = The most you can withdraw now is { $max }. Send another amount, or /cancel.
+withdraw-nothing = “{ $name }” has nothing to withdraw: its balance is { $balance }, the smallest withdrawal { $min }.
+pick-card = Pick a card:
 amount-invalid = { $message }. Send an amount like 25 or 25.50, or /cancel.
 topup-ask = How much to top up “{ $name }”? From { $min } to { $max }. /cancel to stop.
 topup-quote =

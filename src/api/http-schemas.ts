@@ -120,6 +120,8 @@ export const topupQuote = z.object({
   total_charged: money,
   wallet_balance: money,
   deposit_available: money,
+  /** Seconds until the card's top-up cooldown has passed; 0 when none. */
+  topup_cooldown_seconds: z.number().int().min(0),
 });
 
 export const withdrawResult = z.object({

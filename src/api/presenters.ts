@@ -107,6 +107,7 @@ export const presentQuote = (q: TopupQuote) => ({
   total_charged: toAmount(q.totalCharged),
   wallet_balance: toAmount(q.walletBalance),
   deposit_available: toAmount(q.depositAvailable),
+  topup_cooldown_seconds: q.cooldownSeconds,
 });
 
 export const presentWithdrawal = (r: WithdrawResult) => ({

@@ -213,7 +213,7 @@ export function createBot(deps: BotDeps, options: CreateBotOptions = {}): Bot<Bo
     // Flows time out in their own waits (conversations/kit.ts), which say so to the user.
     createConversation(flowsConversation(s), { id: FLOWS_CONVERSATION_ID, plugins: inConversation }),
     mainMenu,
-    new Composer<BotContext>(linkFeature(s, mainMenu), menuFeature(s, mainMenu), cardsFeature(s), depositsFeature(s), unhandledFeature()),
+    new Composer<BotContext>(linkFeature(s, mainMenu), menuFeature(s, mainMenu), cardsFeature(s), depositsFeature(s), unhandledFeature(s)),
   );
   // Outside private chats: the admins' chat, pre-checkout queries (they carry no chat), then any group.
   const group = new Composer<BotContext>(adminChat, checkoutFeature(s), groupFeature());
@@ -241,7 +241,10 @@ export async function setCommands(bot: Bot<BotContext>): Promise<void> {
   const { i18n } = servicesOf.get(bot)!;
   for (const locale of ['en', 'ru'] as const) {
     const t = (key: string) => i18n.t(locale, key);
-    const commands = ['start', 'menu', 'cards', 'cancel', 'help', 'unlink'].map((c) => ({ command: c, description: t(`cmd-${c}`) }));
+    const commands = ['start', 'menu', 'cards', 'topup', 'freeze', 'details', 'deposit', 'cancel', 'help', 'unlink'].map((c) => ({
+      command: c,
+      description: t(`cmd-${c}`),
+    }));
     await bot.api.setMyCommands(commands, locale === 'en' ? {} : { language_code: locale });
   }
 }

@@ -1,6 +1,6 @@
 import { InlineKeyboard } from 'grammy';
 import type { Card } from '../core/views.js';
-import { encodeCallback, conversationButton } from './callback-data.js';
+import { encodeCallback, conversationButton, type CardAction } from './callback-data.js';
 
 type T = (key: string) => string;
 
@@ -29,7 +29,10 @@ export function cardKeyboard(t: T, card: Card, detailsUrl?: string): InlineKeybo
   return kb;
 }
 
-export function cardListKeyboard(cards: Card[], label: (card: Card) => string, action: 'view' | 'otps' = 'view'): InlineKeyboard {
+/** What a card list's buttons do: open the card, its OTPs, or a command's action on the picked card. */
+export type ListAction = Extract<CardAction, 'view' | 'otps' | 'topup' | 'freeze' | 'details'>;
+
+export function cardListKeyboard(cards: Card[], label: (card: Card) => string, action: ListAction = 'view'): InlineKeyboard {
   const kb = new InlineKeyboard();
   for (const card of cards) kb.text(label(card), encodeCallback({ kind: 'card', action, cardId: card.id })).row();
   return kb;

@@ -183,6 +183,17 @@ export async function issueConfirmation(db: BotDb, nonce: string, chatId: number
   await db.insertInto('bot_confirmations').values({ nonce, chat_id: chatId, created_at: at.toISOString(), used_at: null }).execute();
 }
 
+/** Whether the chat's confirmation under `nonce` has been used (a second tap on its Confirm). */
+export async function confirmationUsed(db: BotDb, nonce: string, chatId: number): Promise<boolean> {
+  const row = await db
+    .selectFrom('bot_confirmations')
+    .select('used_at')
+    .where('nonce', '=', nonce)
+    .where('chat_id', '=', chatId)
+    .executeTakeFirst();
+  return row?.used_at != null;
+}
+
 /** True for exactly one caller per nonce: the conditional update decides, not a read. */
 export async function claimConfirmation(db: BotDb, nonce: string, chatId: number, at: Date): Promise<boolean> {
   const result = await db

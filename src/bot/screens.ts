@@ -2,7 +2,7 @@ import type { InlineKeyboard } from 'grammy';
 import type { Caller } from '../core/views.js';
 import type { BotContext } from './context.js';
 import { cardView, localMoney, transactionLine } from './format.js';
-import { cardKeyboard, cardListKeyboard, pagerKeyboard } from './keyboards.js';
+import { cardKeyboard, cardListKeyboard, pagerKeyboard, type ListAction } from './keyboards.js';
 import type { Services } from './services.js';
 import { issueWebAppNonce, webAppButtonUrl } from './webapp-nonces.js';
 
@@ -23,8 +23,10 @@ export async function walletScreen(ctx: BotContext, s: Services): Promise<Screen
   return { text: ctx.t('wallet-balance', { balance: localMoney(wallet.balance) }) };
 }
 
-export async function cardListScreen(ctx: BotContext, s: Services, action: 'view' | 'otps' = 'view'): Promise<Screen> {
-  const cards = await s.core.listCards(callerOf(ctx));
+/** The caller's cards as buttons for `action`; a command's pick (topup, freeze, details) lists open cards only. */
+export async function cardListScreen(ctx: BotContext, s: Services, action: ListAction = 'view'): Promise<Screen> {
+  const all = await s.core.listCards(callerOf(ctx));
+  const cards = action === 'view' || action === 'otps' ? all : all.filter((c) => c.status !== 'closed');
   if (cards.length === 0) return { text: ctx.t('cards-none') };
   const label = (c: (typeof cards)[number]) =>
     ctx.t('card-line', {
@@ -33,7 +35,8 @@ export async function cardListScreen(ctx: BotContext, s: Services, action: 'view
       balance: localMoney(c.balance),
       status: ctx.t('card-status', { status: c.status }),
     });
-  return { text: ctx.t(action === 'view' ? 'cards-title' : 'otps-pick-card'), keyboard: cardListKeyboard(cards, label, action) };
+  const title = action === 'view' ? 'cards-title' : action === 'otps' ? 'otps-pick-card' : 'pick-card';
+  return { text: ctx.t(title), keyboard: cardListKeyboard(cards, label, action) };
 }
 
 export async function cardScreen(ctx: BotContext, s: Services, cardId: string): Promise<Screen> {

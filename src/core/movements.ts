@@ -9,7 +9,8 @@ import { platformFeeFor } from './fees.js';
 import { postJournal, SYSTEM_ACCOUNTS, systemAccountId } from './ledger.js';
 import { inputGuards, type AmountInput } from './schemas.js';
 import type { OperationHooks } from './service.js';
-import type { Caller, TopupQuote, TopupResult, WithdrawResult } from './views.js';
+import type { Cents } from './money.js';
+import type { Caller, TopupQuote, TopupResult, WithdrawalQuote, WithdrawResult } from './views.js';
 
 // Compiled once, like the rest of the top-up's statements (see `compiledOnce`).
 const addToDeposit = compiledOnce(3, (trx, amount: number, at: string, cardId: string) =>
@@ -18,6 +19,24 @@ const addToDeposit = compiledOnce(3, (trx, amount: number, at: string, cardId: s
     .set((eb) => ({ deposit: eb('deposit', '+', amount), updated_at: at }))
     .where('id', '=', cardId),
 );
+
+/** Seconds until a cooldown that began at `last` has passed: 0 when it has. */
+function secondsLeft(last: string | null, cooldownSeconds: number, now: Date): number {
+  if (!last) return 0;
+  return Math.max(0, Math.ceil((new Date(last).getTime() + cooldownSeconds * 1000 - now.getTime()) / 1000));
+}
+
+/** The largest amount from 0 to `upTo` that `fits` (which holds up to some amount, then never). */
+async function largestFitting(upTo: Cents, fits: (amount: Cents) => Promise<boolean>): Promise<Cents> {
+  let low = 0;
+  let high = Math.max(0, upTo);
+  while (low < high) {
+    const mid = Math.ceil((low + high) / 2);
+    if (await fits(mid)) low = mid;
+    else high = mid - 1;
+  }
+  return low;
+}
 
 /** Money between the wallet and a card: top-ups (with their quote) and withdrawals. */
 export function createMovementOperations({ db, clock, provider, settings }: CoreDeps) {
@@ -31,14 +50,31 @@ export function createMovementOperations({ db, clock, provider, settings }: Core
       guard.topup(amount);
       const card = await findOwnedCard(db, caller, cardId);
       const platformFee = await platformFeeFor(db, card.category, amount);
+      const walletBalance = await accountBalance(db, caller.walletAccountId);
+      const depositAvailable = Number(card.limit_amount) - Number(card.deposit);
+      const fits = async (a: Cents) => a <= depositAvailable && a + (await platformFeeFor(db, card.category, a)) <= walletBalance;
       return {
         cardId: card.id,
         category: card.category,
         amount,
         platformFee,
         totalCharged: amount + platformFee,
-        walletBalance: await accountBalance(db, caller.walletAccountId),
-        depositAvailable: Number(card.limit_amount) - Number(card.deposit),
+        walletBalance,
+        depositAvailable,
+        maxAmount: await largestFitting(Math.min(settings.topupMax, depositAvailable, walletBalance), fits),
+        cooldownSeconds: secondsLeft(card.last_topup_attempt_at, settings.topupCooldownSeconds, clock.now()),
+      };
+    },
+
+    /** What a withdrawal from the card may take now: its balance, and the cooldown's seconds left (0 when none). */
+    async quoteWithdrawal(caller: Caller, cardId: string): Promise<WithdrawalQuote> {
+      const card = await findOwnedCard(db, caller, cardId);
+      const cardBalance = Number(card.balance);
+      return {
+        cardId: card.id,
+        cardBalance,
+        maxAmount: Math.min(settings.withdrawMax, cardBalance),
+        cooldownSeconds: secondsLeft(card.last_withdraw_attempt_at, settings.withdrawCooldownSeconds, clock.now()),
       };
     },
 
@@ -72,7 +108,7 @@ export function createMovementOperations({ db, clock, provider, settings }: Core
             postings: [
               { accountId: caller.walletAccountId, amount: -total },
               { accountId: card.account_id, amount },
-              { accountId: revenueAccount, amount: fee },
+              { accountId: revenueAccount, amount: fee, system: true },
             ],
           });
           if (!posted) {

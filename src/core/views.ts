@@ -87,6 +87,20 @@ export interface TopupQuote {
   walletBalance: Cents;
   /** How much more the card's plan allows to be deposited. */
   depositAvailable: Cents;
+  /** The largest top-up that the plan's limit and the wallet allow now (fee included), at most the top-up maximum. */
+  maxAmount: Cents;
+  /** Seconds until the card's top-up cooldown has passed; 0 when none. */
+  cooldownSeconds: number;
+}
+
+/** What a withdrawal from a card may take now. */
+export interface WithdrawalQuote {
+  cardId: string;
+  cardBalance: Cents;
+  /** The card's balance, at most the withdrawal maximum. */
+  maxAmount: Cents;
+  /** Seconds until the card's withdrawal cooldown has passed; 0 when none. */
+  cooldownSeconds: number;
 }
 
 export interface TopupResult {

@@ -166,6 +166,7 @@ describe('the spec endpoints answer in their current shapes', () => {
       total_charged: 'number',
       wallet_balance: 'number',
       deposit_available: 'number',
+      topup_cooldown_seconds: 'integer',
     });
     assert.deepEqual(
       {
@@ -174,8 +175,9 @@ describe('the spec endpoints answer in their current shapes', () => {
         total: data.total_charged,
         wallet: data.wallet_balance,
         available: data.deposit_available,
+        cooldown: data.topup_cooldown_seconds,
       },
-      { amount: 100, fee: 3.25, total: 103.25, wallet: before, available: 1000 },
+      { amount: 100, fee: 3.25, total: 103.25, wallet: before, available: 1000, cooldown: 0 },
     );
     assert.equal(assertSuccess(await get('/api/v1/wallet/balance')).balance, before);
   });
@@ -324,6 +326,17 @@ describe('the spec endpoints answer in their current shapes', () => {
     const data = assertSuccess(await get('/api/v1/wallet/balance'));
     assertFields(data, { balance: 'number', updated_at: 'string' });
     assert.ok(isIsoTime(data.updated_at));
+  });
+
+  test('extension top-up quote: the seconds left of the cooldown a top-up started', async () => {
+    const { bin, plan } = await catalogue(api.t, 'Online');
+    const body = { bin_id: bin.id, name: 'Cooling', planId: plan.id };
+    const card = assertSuccess(await api.call('POST', '/api/v1/cards', { token: alice.token, body }), 201);
+    assertSuccess(await api.call('POST', `/api/v1/cards/${card.id}/topup`, { token: alice.token, body: { amount: 10 } }));
+    const data = assertSuccess(
+      await api.call('POST', `/api/v1/cards/${card.id}/topup/quote`, { token: alice.token, body: { amount: 10 } }),
+    );
+    assert.ok(data.topup_cooldown_seconds > 0 && data.topup_cooldown_seconds <= 120, String(data.topup_cooldown_seconds));
   });
 });
 

@@ -52,7 +52,7 @@ describe('the bot over real Bot API traffic', () => {
     const commands = server.calls.find((c) => c.method === 'setMyCommands' && c.payload.language_code === undefined);
     assert.deepEqual(
       commands?.payload.commands.map((c: { command: string }) => c.command),
-      ['start', 'menu', 'cards', 'cancel', 'help', 'unlink'],
+      ['start', 'menu', 'cards', 'topup', 'freeze', 'details', 'deposit', 'cancel', 'help', 'unlink'],
     );
 
     let step = alice.send('/start');
@@ -114,14 +114,10 @@ describe('the bot over real Bot API traffic', () => {
     const refreshed = await server.nextEdit(alice.chatId, press.mark, 'Balance: $50.00');
     assert.equal(refreshed.messageId, view.messageId);
 
-    // A second top-up at once is refused by the cooldown, in the service's words.
+    // A second top-up at once is refused by the cooldown, in the service's words, before any amount is asked.
     press = alice.press(refreshed, 'Top up');
-    await server.nextMessage(alice.chatId, press.mark, 'How much');
-    step = alice.send('10');
-    const secondQuote = await server.nextMessage(alice.chatId, step.mark, 'Platform fee');
-    press = alice.press(secondQuote, 'Confirm');
     const cooldown = await server.nextMessage(alice.chatId, press.mark, 'Please wait');
-    assert.match(cooldown.text, /before topping up this card again\. Try again after that\./);
+    assert.match(cooldown.text, /Please wait 2 min before topping up this card again\. Try again after that\./);
 
     // Freeze, then unfreeze: only the button that applies is shown.
     press = alice.press(refreshed, 'Freeze');
@@ -228,17 +224,16 @@ describe('the bot over real Bot API traffic', () => {
     const closedView = await server.nextEdit(alice.chatId, press.mark, 'Status: closed');
     assert.doesNotMatch(labels(closedView), /Top up|Withdraw|Freeze|Details/);
 
-    // More than the card holds cannot be withdrawn.
+    // A card with nothing on it has nothing to withdraw: no amount is asked.
     const third = await runtime.core.createCard(caller, { bin_id: card.binId, planId: card.planId, name: 'Third' });
     const tapWithdraw = alice.pressData(closedView, `c:withdraw:${third.id}`);
-    await server.nextMessage(alice.chatId, tapWithdraw.mark, 'How much to withdraw');
-    step = alice.send('20');
-    press = alice.press(await server.nextMessage(alice.chatId, step.mark, 'Withdraw $20.00'), 'Confirm');
-    await server.nextMessage(
-      alice.chatId,
-      press.mark,
-      'Insufficient card balance. Available: $0.00, Requested: $20.00. Try a smaller amount.',
-    );
+    await server.nextMessage(alice.chatId, tapWithdraw.mark, '“Third” has nothing to withdraw: its balance is $0.00');
+
+    // /topup with an amount, and the card to pick: two cards are open.
+    step = alice.send('/topup 30');
+    const pickList = await server.nextMessage(alice.chatId, step.mark, 'Pick a card');
+    press = alice.press(pickList, 'Third');
+    await server.nextMessage(alice.chatId, press.mark, 'How much to top up');
 
     // Another user's card id in a button is not found, like a missing one.
     const bob = await runtime.admin.createUser({ name: 'Bob', deposit: 10_000 });

@@ -204,10 +204,42 @@ for (const dialect of dialects()) {
         totalCharged: 10_280,
         walletBalance: 99_500,
         depositAvailable: 100_000,
+        maxAmount: quote.maxAmount,
+        cooldownSeconds: 0,
       });
       const done = await t.core.topup(alice.caller, card.id, { amount: 10_000 });
       assert.equal(done.totalCharged, quote.totalCharged);
       assert.equal(done.walletBalance, 99_500 - 10_280);
+    });
+
+    test('a quote tells the largest top-up the wallet and the limit allow, and the cooldown left', async (ctx) => {
+      const t = await useCore(ctx, dialect);
+      const alice = await newCustomer(t, 10_000);
+      const card = await newCard(t, alice);
+      const { maxAmount, walletBalance } = await t.core.quoteTopup(alice.caller, card.id, { amount: 500 });
+      const at = async (amount: number) => (await t.core.quoteTopup(alice.caller, card.id, { amount })).totalCharged;
+      assert.ok((await at(maxAmount)) <= walletBalance && (await at(maxAmount + 1)) > walletBalance, String(maxAmount));
+      await t.core.topup(alice.caller, card.id, { amount: maxAmount });
+      t.clock.advance(20_000);
+      const after = await t.core.quoteTopup(alice.caller, card.id, { amount: 500 });
+      assert.equal(after.cooldownSeconds, 100);
+      assert.ok(after.maxAmount < 500, 'nothing more fits in the wallet');
+    });
+
+    test('a withdrawal quote tells the card balance and the cooldown left', async (ctx) => {
+      const t = await useCore(ctx, dialect);
+      const alice = await newCustomer(t, 100_000);
+      const card = await newCard(t, alice);
+      await t.core.topup(alice.caller, card.id, { amount: 3_000 });
+      assert.deepEqual(await t.core.quoteWithdrawal(alice.caller, card.id), {
+        cardId: card.id,
+        cardBalance: 3_000,
+        maxAmount: 3_000,
+        cooldownSeconds: 0,
+      });
+      await t.core.withdraw(alice.caller, card.id, { amount: 1_000 });
+      t.clock.advance(60_000);
+      assert.equal((await t.core.quoteWithdrawal(alice.caller, card.id)).cooldownSeconds, 840);
     });
 
     test('a top-up of a closed card is refused', async (ctx) => {

@@ -11,6 +11,8 @@ export interface CardFlowArgs {
   cardId: string;
   /** The message of the card view the flow started from; without it, nothing is redrawn. */
   viewMessageId?: number;
+  /** An amount already given (`/topup 25`), in cents: the amount step is skipped when it is valid. */
+  amount?: number;
 }
 
 /** What each flow is entered with. */

@@ -8,8 +8,9 @@ import { isApiTokenShaped } from '../../core/secrets.js';
 import type { Caller } from '../../core/views.js';
 import { parseConversationButton } from '../callback-data.js';
 import type { BotContext, ConversationContext } from '../context.js';
-import { refusalText, validationIssueText, type Refusal } from '../errors.js';
-import { parseTypedAmount } from '../format.js';
+import { refusalText, toRefusal, validationIssueText, type Refusal } from '../errors.js';
+import { CardServiceError, type ErrorCode, type ParamsOf } from '../../core/errors.js';
+import { localMoney, parseTypedAmount } from '../format.js';
 import { confirmKeyboard, choiceKeyboard } from '../keyboards.js';
 import { claimConfirmation, issueConfirmation } from '../repository.js';
 import { attempt, type Outcome, type Services } from '../services.js';
@@ -31,6 +32,12 @@ function requireCaller(ctx: BotContext): Caller {
 
 export async function sayRefusal(ctx: ConversationContext, refusal: Refusal): Promise<void> {
   await ctx.reply(refusalText(ctx.t, refusal));
+}
+
+/** A refusal the flow foresees from a quote, worded as the core's own (nothing was attempted). */
+export function foreseen<C extends ErrorCode>(code: C, params: ParamsOf<C>): Refusal {
+  const refused = CardServiceError as new (code: C, params: ParamsOf<C>) => CardServiceError<C>;
+  return toRefusal(new refused(code, params));
 }
 
 /** The default time a flow waits for the user before it expires. */
@@ -83,6 +90,40 @@ export async function askAmount(conversation: Convo, s: Services, schema: ZodTyp
     const parsed = schema.safeParse({ amount: parseTypedAmount(text) });
     if (parsed.success) return parsed.data.amount;
     await ctx.reply(ctx.t('amount-invalid', { message: issueText(ctx.t, parsed.error) }));
+  }
+}
+
+/**
+ * Asks for an amount under `text` with preset buttons (those the schema takes) and "Other": a press on a
+ * preset, or a typed amount that passes the core's schema, is the answer; returns cents.
+ */
+export async function askPresetAmount(
+  conversation: Convo,
+  s: Services,
+  ctx: ConversationContext,
+  text: string,
+  schema: ZodType<{ amount: Cents }, { amount: number }>,
+  presets: readonly Cents[],
+): Promise<Cents> {
+  const nonce = await newNonce(conversation);
+  const choices = presets
+    .filter((amount) => schema.safeParse({ amount: amount / 100 }).success)
+    .map((amount) => ({ label: ctx.t('btn-amount', { amount: localMoney(amount) }), value: String(amount) }));
+  choices.push({ label: ctx.t('btn-amount-other'), value: 'other' });
+  await ctx.reply(text, { reply_markup: choiceKeyboard(nonce, choices) });
+  const pressed = buttonOf(nonce);
+  for (;;) {
+    const answer = await waitFor(conversation, s, (c) => isTypedAnswer(c) || pressed(c));
+    if (answer.callbackQuery) {
+      const choice = parseConversationButton(answer.callbackQuery.data!)!.choice;
+      await settlePress(answer);
+      if (choice !== 'other') return Number(choice);
+      await answer.reply(answer.t('amount-type'));
+      continue;
+    }
+    const parsed = schema.safeParse({ amount: parseTypedAmount(answer.message!.text!.trim()) });
+    if (parsed.success) return parsed.data.amount;
+    await answer.reply(answer.t('amount-invalid', { message: issueText(answer.t, parsed.error) }));
   }
 }
 

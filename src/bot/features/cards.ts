@@ -2,7 +2,7 @@ import { Composer } from 'grammy';
 import { decodeCallback, type CallbackData } from '../callback-data.js';
 import type { BotContext } from '../context.js';
 import { enterFlow } from '../conversations/flows.js';
-import { detailsMessage } from '../format.js';
+import { detailsMessage, parseTypedAmount } from '../format.js';
 import { otpKeyboard, webAppDetailsKeyboard } from '../keyboards.js';
 import { callerOf, cardListScreen, cardScreen, show, transactionsScreen, webAppDetailsUrl } from '../screens.js';
 import { deleteLater, type Services } from '../services.js';
@@ -20,7 +20,26 @@ export function cardsFeature(s: Services): Composer<BotContext> {
     const notice = await handle(ctx, s, data);
     await ctx.answerCallbackQuery(notice ? { text: notice } : undefined);
   });
+  // Shortcuts: straight to the card when the caller has one open card, else a list to pick it from.
+  for (const action of ['topup', 'freeze', 'details'] as const) {
+    composer.command(action, async (ctx) => {
+      const open = (await s.core.listCards(callerOf(ctx))).filter((c) => c.status !== 'closed');
+      if (open.length !== 1) return show(ctx, await cardListScreen(ctx, s, action), 'reply');
+      const cardId = open[0]!.id;
+      if (action === 'topup') return enterFlow.topup(ctx, { cardId, amount: centsOf(ctx.match) });
+      if (action === 'details') return void (await handle(ctx, s, { kind: 'card', action, cardId }));
+      await s.core.freeze(callerOf(ctx), cardId);
+      await ctx.reply(ctx.t('card-frozen'));
+      await show(ctx, await cardScreen(ctx, s, cardId), 'reply');
+    });
+  }
   return composer;
+}
+
+/** The amount typed after `/topup`, in cents; none when there is none or it is not a number. */
+function centsOf(text: string): number | undefined {
+  const dollars = parseTypedAmount(text);
+  return text.trim() === '' || Number.isNaN(dollars) ? undefined : Math.round(dollars * 100);
 }
 
 /** Runs one button; returns the short notice for the callback answer, if any. */

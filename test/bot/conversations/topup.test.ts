@@ -3,13 +3,13 @@ import { describe, it } from 'node:test';
 import { createHarness, texts, type ApiCall, type Harness } from '../harness.js';
 import { newCard } from '../../helpers/core.js';
 import { callbackUpdate, textUpdate } from '../../helpers/updates.js';
-import { usd } from './kit.js';
+import { buttonData, usd } from './kit.js';
 
 const confirmData = (calls: ApiCall[]) =>
   calls
     .flatMap((c) => (c.payload.reply_markup?.inline_keyboard ?? []).flat())
     .map((b: { callback_data?: string }) => b.callback_data ?? '')
-    .find((d: string) => d.endsWith(':ok'))!;
+    .find((d: string) => d.endsWith(':ok')) as string;
 
 async function quoteFor(h: Harness, chatId: number, cardId: string, amount: string): Promise<{ calls: ApiCall[]; confirm: string }> {
   await h.send(callbackUpdate({ id: chatId }, `c:topup:${cardId}`, 7));
@@ -66,7 +66,7 @@ describe('the top-up conversation', () => {
     const calls = await h.send(callbackUpdate({ id: 7004 }, confirm));
     const answers = calls.filter((c) => c.method === 'answerCallbackQuery');
     assert.equal(answers.length, 1);
-    assert.match(String(answers[0]!.payload.text), /expired/);
+    assert.match(String(answers[0]!.payload.text), /already used/);
     assert.equal((await h.t.core.getCard(me.caller, card.id)).balance, 5_000);
   });
 
@@ -105,5 +105,85 @@ describe('the top-up conversation', () => {
     assert.match(texts(calls).join('\n'), /How much to withdraw/);
     calls = await h.send(textUpdate({ id: 7007 }, '10'));
     assert.match(texts(calls).join('\n'), /Withdraw \$10\.00 from “Ads”/);
+  });
+});
+
+describe('the top-up conversation refuses at the quote what the service would refuse', () => {
+  it('over the wallet: the refusal with the most that works, no Confirm, no cooldown; that amount then goes through', async () => {
+    const h = await createHarness();
+    const me = await h.linkedCustomer(7010, 10_000);
+    const card = await newCard(h.t, me);
+    const { calls, confirm } = await quoteFor(h, 7010, card.id, '500');
+    const text = texts(calls).join('\n');
+    const { maxAmount } = await h.t.core.quoteTopup(me.caller, card.id, { amount: 500 });
+    assert.match(
+      text,
+      /Insufficient wallet balance\. Required: \$512\.80 \(topup: \$500\.00 \+ platform fee: \$12\.80\), Available: \$95\.00/,
+    );
+    assert.ok(text.includes(`The most you can top up now is ${usd(maxAmount)}`), text);
+    assert.doesNotMatch(text, /Wallet after/);
+    assert.equal(confirm, undefined, 'no Confirm button');
+    assert.equal((await h.t.core.quoteTopup(me.caller, card.id, { amount: 500 })).cooldownSeconds, 0, 'no cooldown started');
+
+    const again = await h.send(textUpdate({ id: 7010 }, (maxAmount / 100).toFixed(2)));
+    const done = await h.send(callbackUpdate({ id: 7010 }, confirmData(again)));
+    assert.match(texts(done).join('\n'), /Topped up/);
+    const fee = (await h.t.core.quoteTopup(me.caller, card.id, { amount: maxAmount })).platformFee;
+    assert.ok((await h.t.core.walletBalance(me.caller)).balance < fee, 'the most that works left less than another fee');
+  });
+
+  it('over the plan limit: the refusal with the room left, no Confirm', async () => {
+    const h = await createHarness();
+    const me = await h.linkedCustomer(7011, 300_000);
+    const card = await newCard(h.t, me);
+    await h.t.core.topup(me.caller, card.id, { amount: 60_000 });
+    h.t.clock.advance(3 * 60_000);
+    const { calls, confirm } = await quoteFor(h, 7011, card.id, '500');
+    const text = texts(calls).join('\n');
+    assert.match(text, /Topup would exceed card limit\. Current deposit: \$600\.00, Limit: \$1,000\.00, Available: \$400\.00/);
+    assert.match(text, /The most you can top up now is \$400\.00/);
+    assert.equal(confirm, undefined);
+  });
+
+  it('a card inside its cooldown says so, with the time left, before any amount is asked', async () => {
+    const h = await createHarness();
+    const me = await h.linkedCustomer(7012);
+    const card = await newCard(h.t, me);
+    await h.t.core.topup(me.caller, card.id, { amount: 1_000 });
+    h.t.clock.advance(30_000);
+    const calls = await h.send(callbackUpdate({ id: 7012 }, `c:topup:${card.id}`));
+    const text = texts(calls).join('\n');
+    assert.match(text, /Please wait 1 min 30 s before topping up this card again/);
+    assert.doesNotMatch(text, /How much to top up/);
+  });
+
+  it('a second tap on a used Confirm says it was already used', async () => {
+    const h = await createHarness();
+    const me = await h.linkedCustomer(7013);
+    const card = await newCard(h.t, me);
+    const { confirm } = await quoteFor(h, 7013, card.id, '50');
+    await h.send(callbackUpdate({ id: 7013 }, confirm));
+    const calls = await h.send(callbackUpdate({ id: 7013 }, confirm));
+    assert.deepEqual(
+      calls.filter((c) => c.method === 'answerCallbackQuery').map((c) => c.payload.text),
+      ['This confirmation was already used.'],
+    );
+    assert.equal((await h.t.core.getCard(me.caller, card.id)).balance, 5_000);
+  });
+});
+
+describe('the top-up amount step', () => {
+  it('offers preset amounts and "Other"; a preset goes straight to the quote', async () => {
+    const h = await createHarness();
+    const me = await h.linkedCustomer(7014);
+    const card = await newCard(h.t, me);
+    const asked = await h.send(callbackUpdate({ id: 7014 }, `c:topup:${card.id}`));
+    const labels = asked.flatMap((c) => (c.payload.reply_markup?.inline_keyboard ?? []).flat()).map((b: { text: string }) => b.text);
+    assert.deepEqual(labels, ['$10.00', '$25.00', '$50.00', '$100.00', '✏️ Other amount']);
+    let calls = await h.send(callbackUpdate({ id: 7014 }, buttonData(asked, 'Other')));
+    assert.match(texts(calls).join('\n'), /Type the amount/);
+    calls = await h.send(callbackUpdate({ id: 7014 }, buttonData(asked, '$25.00')));
+    assert.match(texts(calls).join('\n'), /Top up \$25\.00|\$25\.00/);
+    assert.match(texts(calls).join('\n'), /Platform fee/);
   });
 });

@@ -6,26 +6,52 @@ import { callbackUpdate, textUpdate } from '../../helpers/updates.js';
 import { buttonData } from './kit.js';
 
 describe('the withdraw and close conversations', () => {
-  it('withdraws after a confirm and refuses more than the card holds', async () => {
+  it('refuses more than the card holds at the amount step, with the most that works, starting no cooldown', async () => {
     const h = await createHarness();
     const me = await h.linkedCustomer(9201);
     const card = await newCard(h.t, me);
     await h.t.core.topup(me.caller, card.id, { amount: 3_000 });
     let calls = await h.send(callbackUpdate({ id: 9201 }, `c:withdraw:${card.id}`, 5));
-    assert.match(texts(calls).join('\n'), /balance \$30\.00\)\? From \$1\.00 to \$10,000\.00/);
+    assert.match(texts(calls).join('\n'), /balance \$30\.00\)\? From \$1\.00 to \$30\.00/);
     calls = await h.send(textUpdate({ id: 9201 }, '0.5'));
     assert.match(texts(calls).join('\n'), /Minimum amount is \$1\.00/);
     calls = await h.send(textUpdate({ id: 9201 }, '40'));
-    calls = await h.send(callbackUpdate({ id: 9201 }, buttonData(calls, 'Confirm')));
-    assert.match(texts(calls).join('\n'), /Insufficient card balance\. Available: \$30\.00, Requested: \$40\.00\. Try a smaller amount\./);
+    const refused = texts(calls).join('\n');
+    assert.match(refused, /Insufficient card balance\. Available: \$30\.00, Requested: \$40\.00/);
+    assert.match(refused, /The most you can withdraw now is \$30\.00/);
+    assert.throws(() => buttonData(calls, 'Confirm'), 'no Confirm for what the service would refuse');
 
-    h.t.clock.advance(16 * 60_000);
-    await h.send(callbackUpdate({ id: 9201 }, `c:withdraw:${card.id}`, 5));
+    // No cooldown started: the next amount goes through at once.
     calls = await h.send(textUpdate({ id: 9201 }, '10'));
     calls = await h.send(callbackUpdate({ id: 9201 }, buttonData(calls, 'Confirm')));
     assert.match(texts(calls).join('\n'), /Withdrew \$10\.00\. Card balance: \$20\.00/);
     const redraw = calls.find((c) => c.method === 'editMessageText' && c.payload.message_id === 5);
     assert.match(String(redraw?.payload.text), /Balance: \$20\.00/);
+  });
+
+  it('says a card inside its withdrawal cooldown must wait, with the seconds left, before any amount', async () => {
+    const h = await createHarness();
+    const me = await h.linkedCustomer(9203);
+    const card = await newCard(h.t, me);
+    await h.t.core.topup(me.caller, card.id, { amount: 3_000 });
+    await h.t.core.withdraw(me.caller, card.id, { amount: 500 });
+    h.t.clock.advance(60_000);
+    const calls = await h.send(callbackUpdate({ id: 9203 }, `c:withdraw:${card.id}`));
+    const text = texts(calls).join('\n');
+    assert.match(text, /Please wait 15 minutes between withdrawals \(the next one in 14 min\)/, text);
+    assert.doesNotMatch(text, /How much to withdraw/);
+  });
+
+  it('says a card with nothing to withdraw has nothing, and asks no amount', async () => {
+    const h = await createHarness();
+    const me = await h.linkedCustomer(9204);
+    const card = await newCard(h.t, me);
+    const calls = await h.send(callbackUpdate({ id: 9204 }, `c:withdraw:${card.id}`));
+    const text = texts(calls).join('\n');
+    assert.match(text, /“Ads” has nothing to withdraw: its balance is \$0\.00/);
+    assert.doesNotMatch(text, /How much to withdraw/);
+    const after = await h.send(textUpdate({ id: 9204 }, '10'));
+    assert.doesNotMatch(texts(after).join('\n'), /Withdraw \$10/);
   });
 
   it('warns that closing is irreversible, with the balance that returns, and closes on confirm only', async () => {

@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import { createHarness, texts } from '../harness.js';
 import { newCard, newCustomer } from '../../helpers/core.js';
 import { callbackUpdate, textUpdate } from '../../helpers/updates.js';
+import { buttonData } from '../conversations/kit.js';
 
 describe('card buttons', () => {
   it("another user's card id in any button's callback data gets 'Card not found or access denied'", async () => {
@@ -96,5 +97,42 @@ describe('card buttons', () => {
     assert.match(texts(calls)[0]!, /page 1 of 2/);
     calls = await h.send(callbackUpdate({ id: 6005 }, 't:2:*'));
     assert.match(texts(calls)[0]!, /page 2 of 2/);
+  });
+});
+
+describe('the card shortcut commands', () => {
+  it('/topup AMOUNT with one card goes straight to the quote; /topup alone asks the amount', async () => {
+    const h = await createHarness();
+    const me = await h.linkedCustomer(6101);
+    const card = await newCard(h.t, me);
+    let calls = await h.send(textUpdate({ id: 6101 }, '/topup 25'));
+    assert.match(texts(calls).join('\n'), /Platform fee/);
+    calls = await h.send(textUpdate({ id: 6101 }, '/topup'));
+    assert.match(texts(calls).join('\n'), /How much to top up “Ads”/);
+    assert.equal((await h.t.core.getCard(me.caller, card.id)).balance, 0);
+  });
+
+  it('/freeze and /details act on the only card at once', async () => {
+    const h = await createHarness({ config: { sensitiveTtlSeconds: 60 } });
+    const me = await h.linkedCustomer(6102);
+    const card = await newCard(h.t, me);
+    let calls = await h.send(textUpdate({ id: 6102 }, '/details'));
+    assert.equal(calls.find((c) => c.method === 'sendMessage')?.payload.protect_content, true);
+    calls = await h.send(textUpdate({ id: 6102 }, '/freeze'));
+    assert.match(texts(calls).join('\n'), /Status: frozen/);
+    assert.equal((await h.t.core.getCard(me.caller, card.id)).status, 'frozen');
+  });
+
+  it('with several cards, each command asks which card, with buttons for that action', async () => {
+    const h = await createHarness();
+    const me = await h.linkedCustomer(6103);
+    const first = await newCard(h.t, me);
+    await newCard(h.t, me, 'Travel');
+    for (const command of ['topup', 'freeze', 'details']) {
+      const calls = await h.send(textUpdate({ id: 6103 }, `/${command}`));
+      assert.match(texts(calls).join('\n'), /Pick a card/);
+      assert.equal(buttonData(calls, 'Ads'), `c:${command}:${first.id}`);
+    }
+    assert.equal((await h.t.core.getCard(me.caller, first.id)).status, 'active');
   });
 });
