@@ -1,13 +1,12 @@
-import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import pg from 'pg';
 import { createBot, startBackgroundJobs } from '../src/bot/index.js';
 import { startCore, type CoreRuntime } from '../src/compose.js';
 import { createLogger } from '../src/logger.js';
+import { freshPostgresSchema } from '../test/core/dialects.js';
 import { BotApiServer } from '../test/helpers/bot-api-server.js';
 import { BOT_INFO, textUpdate } from '../test/helpers/updates.js';
 
@@ -99,22 +98,6 @@ function report(label: string, wake: Figures, poll: Figures): void {
   console.log(`  p95 wake / polling: ${ratio.toFixed(1)}%   target p95 < 100 ms: ${wake.p95 < 100 ? 'ok' : 'NOT MET'}`);
 }
 
-async function onClient<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return await work(client);
-  } finally {
-    await client.end();
-  }
-}
-
-function withSearchPath(url: string, schema: string): string {
-  const parsed = new URL(url);
-  parsed.searchParams.set('options', `-c search_path=${schema}`);
-  return parsed.toString();
-}
-
 export default async function (): Promise<void> {
   console.log('push latency: an OTP event committed → its sendMessage at a local Bot API server, one event at a time');
   const dir = mkdtempSync(path.join(os.tmpdir(), 'push-bench-'));
@@ -136,10 +119,9 @@ export default async function (): Promise<void> {
     console.log('Postgres: set BENCH_DATABASE_URL (or TEST_DATABASE_URL) for its figures; skipped');
     return;
   }
-  const schema = `bench_push_${randomUUID().replaceAll('-', '')}`;
-  await onClient(postgresUrl, (client) => client.query(`create schema ${schema}`));
+  const schema = await freshPostgresSchema(postgresUrl);
   try {
-    const url = withSearchPath(postgresUrl, schema);
+    const url = schema.url;
     const bot = await startCore({ databaseUrl: url, cardDataKey: KEY });
     const writer = await startCore({ databaseUrl: url, cardDataKey: KEY });
     try {
@@ -151,6 +133,6 @@ export default async function (): Promise<void> {
       await bot.close();
     }
   } finally {
-    await onClient(postgresUrl, (client) => client.query(`drop schema ${schema} cascade`)).catch(() => undefined);
+    await schema.drop().catch(() => undefined);
   }
 }

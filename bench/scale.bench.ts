@@ -6,6 +6,7 @@ import autocannon from 'autocannon';
 import pg from 'pg';
 import { startCore } from '../src/compose.js';
 import { type ChildProcess, spawn } from 'node:child_process';
+import { freshPostgresSchema } from '../test/core/dialects.js';
 import { ENTRY, freePort } from '../test/helpers/processes.js';
 
 // Durable top-ups over HTTP with the API scaled out: 1, 2 and 4 `npm run api` processes on one Postgres,
@@ -45,22 +46,6 @@ async function postgresReachable(url: string): Promise<boolean> {
   } finally {
     await client.end().catch(() => undefined);
   }
-}
-
-async function onClient<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return await work(client);
-  } finally {
-    await client.end();
-  }
-}
-
-function withSearchPath(url: string, schema: string): string {
-  const parsed = new URL(url);
-  parsed.searchParams.set('options', `-c search_path=${schema}`);
-  return parsed.toString();
 }
 
 /** A top-up target: a card and its owner's token. */
@@ -202,8 +187,7 @@ async function measure(label: string, count: number, cwd: string, databaseUrl: s
 export default async function (): Promise<void> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'scale-bench-'));
   const keyFile = path.join(dir, 'card-data.key');
-  const schema = `bench_${process.pid}_${Date.now()}`;
-  let schemaMade = false;
+  let schema: { url: string; drop(): Promise<void> } | undefined;
   try {
     const sqliteUrl = path.join(dir, 'bench.db');
     const sqliteSeed = await seed(sqliteUrl, keyFile);
@@ -215,9 +199,8 @@ export default async function (): Promise<void> {
       console.log('  Postgres not reachable (set BENCH_DATABASE_URL): the Postgres figures are skipped');
       return;
     }
-    await onClient(postgresUrl, (client) => client.query(`create schema ${schema}`));
-    schemaMade = true;
-    const pgUrl = withSearchPath(postgresUrl, schema);
+    schema = await freshPostgresSchema(postgresUrl);
+    const pgUrl = schema.url;
     // The Postgres database gets its own key fingerprint: a key file of its own.
     const pgKeyFile = path.join(dir, 'pg-card-data.key');
     const pgSeed = await seed(pgUrl, pgKeyFile);
@@ -230,7 +213,7 @@ export default async function (): Promise<void> {
       );
     }
   } finally {
-    if (schemaMade) await onClient(postgresUrl, (client) => client.query(`drop schema ${schema} cascade`)).catch(() => undefined);
+    await schema?.drop().catch(() => undefined);
     rmSync(dir, { recursive: true, force: true });
   }
 }
