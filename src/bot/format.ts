@@ -1,7 +1,7 @@
 import { FluentDateTime, FluentNumber } from '@fluent/bundle';
 import type { TranslationVariables } from '@grammyjs/i18n';
 import type { MessageEntity } from 'grammy/types';
-import { formatAmount, type Cents } from '../core/money.js';
+import type { Cents } from '../core/money.js';
 import type { Card, CardTransaction, Plan, SensitiveCardDetails } from '../core/views.js';
 
 /** A translator (`ctx.t`): figures given as Fluent values are formatted in the text's own language. */
@@ -29,12 +29,6 @@ export function localDateTime(iso: string): FluentDateTime {
     timeZoneName: 'short',
   });
 }
-
-/**
- * @deprecated "12.34", the same in every language: kept for the outbox's pushes, whose texts still name
- * the currency after it, until they take `localMoney`.
- */
-export const money = formatAmount;
 
 export function cardView(t: T, card: Card, plan: Plan | undefined): string {
   return t('card-view', {

@@ -208,7 +208,7 @@ export function createBot(deps: BotDeps, options: CreateBotOptions = {}): Bot<Bo
     adminChat,
     flowState,
     callerMiddleware(s),
-    cancelFeature(),
+    cancelFeature(s),
     requireLinked(),
     // Flows time out in their own waits (conversations/kit.ts), which say so to the user.
     createConversation(flowsConversation(s), { id: FLOWS_CONVERSATION_ID, plugins: inConversation }),

@@ -42,7 +42,11 @@ export function pagerKeyboard(t: T, page: number, hasPrev: boolean, hasNext: boo
   const kb = new InlineKeyboard();
   if (hasPrev) kb.text(t('btn-prev'), encodeCallback({ kind: 'tx', page: page - 1, cardId }));
   if (hasNext) kb.text(t('btn-next'), encodeCallback({ kind: 'tx', page: page + 1, cardId }));
-  if (cardId) kb.row().text(t('btn-all-cards'), encodeCallback({ kind: 'tx', page: 1 }));
+  if (cardId) {
+    kb.row()
+      .text(t('btn-back-card'), encodeCallback({ kind: 'card', action: 'view', cardId }))
+      .text(t('btn-all-cards'), encodeCallback({ kind: 'tx', page: 1 }));
+  }
   return kb;
 }
 

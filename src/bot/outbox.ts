@@ -1,9 +1,9 @@
-import type { I18n } from '@grammyjs/i18n';
+import type { I18n, TranslationVariables } from '@grammyjs/i18n';
 import { GrammyError, type Api } from 'grammy';
 import { loggableError } from '../log-safe.js';
 import type { CoreEvent, PendingEvent } from '../core/events.js';
 import type { Claimant } from '../db/claims.js';
-import { money } from './format.js';
+import { localMoney } from './format.js';
 import { alertKeyboard } from './keyboards.js';
 import {
   chatLocaleKey,
@@ -111,15 +111,14 @@ function undeliverable(error: unknown): boolean {
 
 async function push(s: Services, api: Api, chatId: number, event: CoreEvent): Promise<void> {
   const locale = (await readKv(s.db, chatLocaleKey(chatId))) ?? 'en';
-  const t = (key: string, params?: Record<string, string | number>) => (s.i18n as I18n<BotContext>).t(locale, key, params);
+  const t = (key: string, params?: TranslationVariables) => (s.i18n as I18n<BotContext>).t(locale, key, params);
   if (event.kind === 'otp') {
     const ttl = s.config.otpTtlSeconds;
     const text = t('otp-push', {
       code: event.code,
       name: event.cardName,
       masked: event.maskedPan,
-      amount: money(event.amount),
-      currency: event.currency,
+      amount: localMoney(event.amount, event.currency),
       merchant: event.merchantName || '—',
       ttl,
     });
@@ -129,12 +128,11 @@ async function push(s: Services, api: Api, chatId: number, event: CoreEvent): Pr
   }
   const params = {
     side: t('tx-side', { side: event.side }),
-    amount: money(event.amount),
-    currency: event.currency,
+    amount: localMoney(event.amount, event.currency),
     merchant: event.merchantName,
     name: event.cardName,
     masked: event.maskedPan,
-    balance: money(event.cardBalance),
+    balance: localMoney(event.cardBalance),
     reason: event.declineCode ? t('decline-reason', { code: event.declineCode }) : '',
   };
   const text = t(event.status === 'Declined' ? 'tx-push-declined' : 'tx-push-approved', params);

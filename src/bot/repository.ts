@@ -89,6 +89,12 @@ export async function chatsOfUser(db: BotDb, userId: string): Promise<ChatLink[]
 /** The language a chat was linked in, so pushed messages (which have no sender) use it too. */
 export const chatLocaleKey = (chatId: number) => `locale:${chatId}`;
 
+/** The card this chat last acted on (its id), offered first in card pickers. */
+export const lastCardKey = (chatId: number) => `lastcard:${chatId}`;
+
+/** The message under which the chat's flow left buttons waiting for a press (its id). */
+export const flowButtonsKey = (chatId: number) => `flowbuttons:${chatId}`;
+
 export async function readKv(db: BotDb, key: string): Promise<string | undefined> {
   const { rows } = await sql<{ value: string }>`select value from bot_kv where key = ${key}`.execute(db);
   return rows[0]?.value;

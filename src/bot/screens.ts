@@ -3,6 +3,7 @@ import type { Caller } from '../core/views.js';
 import type { BotContext } from './context.js';
 import { cardView, localMoney, transactionLine } from './format.js';
 import { cardKeyboard, cardListKeyboard, pagerKeyboard, type ListAction } from './keyboards.js';
+import { lastCardKey, readKv } from './repository.js';
 import type { Services } from './services.js';
 import { issueWebAppNonce, webAppButtonUrl } from './webapp-nonces.js';
 
@@ -26,7 +27,10 @@ export async function walletScreen(ctx: BotContext, s: Services): Promise<Screen
 /** The caller's cards as buttons for `action`; a command's pick (topup, freeze, details) lists open cards only. */
 export async function cardListScreen(ctx: BotContext, s: Services, action: ListAction = 'view'): Promise<Screen> {
   const all = await s.core.listCards(callerOf(ctx));
-  const cards = action === 'view' || action === 'otps' ? all : all.filter((c) => c.status !== 'closed');
+  const listed = action === 'view' || action === 'otps' ? all : all.filter((c) => c.status !== 'closed');
+  // The card the chat last used first: with several cards, the usual one is the first button.
+  const last = ctx.chat ? await readKv(s.db, lastCardKey(ctx.chat.id)) : undefined;
+  const cards = [...listed.filter((c) => c.id === last), ...listed.filter((c) => c.id !== last)];
   if (cards.length === 0) return { text: ctx.t('cards-none') };
   const label = (c: (typeof cards)[number]) =>
     ctx.t('card-line', {

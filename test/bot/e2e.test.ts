@@ -137,7 +137,7 @@ describe('the bot over real Bot API traffic', () => {
     let mark = server.mark();
     await runtime.admin.simulatePurchase(card.id, 1_000, 'Coffee');
     const declined = await server.nextMessage(alice.chatId, mark, 'Declined');
-    assert.match(declined.text, /Declined 10\.00 USD at Coffee .*: the card is frozen\./);
+    assert.match(declined.text, /Declined \$10\.00 at Coffee .*: the card is frozen\./);
     assert.deepEqual(buttons(declined), ['🧊 Freeze']);
 
     press = alice.press(frozen, 'Unfreeze');
@@ -169,7 +169,7 @@ describe('the bot over real Bot API traffic', () => {
     mark = server.mark();
     for (let i = 0; i < 5; i++) await runtime.admin.simulatePurchase(card.id, 100, `Shop ${i}`);
     const approved = await server.nextMessage(alice.chatId, mark, 'at Shop 4');
-    assert.match(approved.text, /Debit 1\.00 USD at Shop 4 on “Ads”/);
+    assert.match(approved.text, /Debit \$1\.00 at Shop 4 on “Ads”/);
     press = alice.press(approved, 'Freeze');
     const frozenFromAlert = await server.nextMessage(alice.chatId, press.mark, 'Status: frozen');
     assert.equal(server.message(alice.chatId, approved.messageId)!.replyMarkup, undefined);

@@ -44,7 +44,7 @@ describe('pushing the core events to chats', () => {
     await h.waitFor((c) => c.method === 'sendMessage' && String(c.payload.text).includes(second.code), mark);
     await jobs.stop();
 
-    assert.match(String(alert.payload.text), /Declined 7\.00 USD at Bakery/);
+    assert.match(String(alert.payload.text), /Declined \$7\.00 at Bakery/);
     const freeze = alert.payload.reply_markup.inline_keyboard.flat()[0];
     assert.equal(freeze.callback_data, `c:alertfreeze:${card.id}`);
     const sends = h.since(mark, 'sendMessage').map((c) => String(c.payload.text));
@@ -100,11 +100,15 @@ describe('pushing the core events to chats', () => {
     const card = await newCard(h.t, me);
     const mark = h.calls.length;
     const jobs = startBackgroundJobs(h.bot);
-    const otp = await h.t.admin.simulateOtp(card.id);
+    const otp = await h.t.admin.simulateOtp(card.id, 123_450, 'Shop');
     const ru = await h.waitFor((c) => c.payload.chat_id === 8402 && String(c.payload.text).includes(otp.code), mark);
     const en = await h.waitFor((c) => c.payload.chat_id === 8401 && String(c.payload.text).includes(otp.code), mark);
     await jobs.stop();
     assert.match(String(ru.payload.text), /для «Ads»/);
     assert.match(String(en.payload.text), /for “Ads”/);
+    // The amount in each chat's own number format, the currency sign in it and no trailing code.
+    assert.match(String(ru.payload.text), /: 1\s234,50\s\$, Shop\./);
+    assert.match(String(en.payload.text), /: \$1,234\.50 at Shop\./);
+    assert.doesNotMatch(`${ru.payload.text} ${en.payload.text}`, /USD/);
   });
 });

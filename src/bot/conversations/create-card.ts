@@ -17,6 +17,8 @@ import {
   pick,
   sayRefusal,
   settlePress,
+  offer,
+  dropButtons,
   waitFor,
   waitForText,
   type Convo,
@@ -25,11 +27,14 @@ import {
 /** A typed coupon code, or undefined when Skip is tapped. */
 async function askCoupon(conversation: Convo, s: Services, ctx: ConversationContext, prompt: string): Promise<string | undefined> {
   const nonce = await newNonce(conversation);
-  await ctx.reply(prompt, { reply_markup: new InlineKeyboard().text(ctx.t('btn-skip'), conversationButton(nonce, 'skip')) });
+  await offer(conversation, s, ctx, prompt, new InlineKeyboard().text(ctx.t('btn-skip'), conversationButton(nonce, 'skip')));
   const skipped = buttonOf(nonce);
   const reply = await waitFor(conversation, s, (c) => skipped(c) || isTypedAnswer(c));
-  if (reply.message) return reply.message.text!.trim();
-  await settlePress(reply);
+  if (reply.message) {
+    await dropButtons(conversation, s, reply);
+    return reply.message.text!.trim();
+  }
+  await settlePress(conversation, s, reply);
   return undefined;
 }
 

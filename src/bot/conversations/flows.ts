@@ -2,7 +2,7 @@ import type { BotContext, ConversationContext } from '../context.js';
 import type { Services } from '../services.js';
 import { closeConversation } from './close.js';
 import { createCardConversation } from './create-card.js';
-import type { Convo } from './kit.js';
+import { dropButtons, type Convo } from './kit.js';
 import { topupConversation } from './topup.js';
 import { withdrawConversation } from './withdraw.js';
 
@@ -48,7 +48,11 @@ export function flowsConversation(s: Services) {
     name: N,
     ...args: FlowArgs[N]
   ): Promise<void> {
+    // Buttons another flow left waiting are spent now (the user changed course).
+    await dropButtons(conversation, s, ctx);
     await flows[name](conversation, ctx, ...args);
+    // However it ended (done, cancelled, refused), none of its buttons stays behind.
+    await dropButtons(conversation, s, ctx);
   };
 }
 

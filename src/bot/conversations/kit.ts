@@ -1,5 +1,5 @@
 import type { Conversation } from '@grammyjs/conversations';
-import type { InlineKeyboard } from 'grammy';
+import type { Api, InlineKeyboard } from 'grammy';
 import { randomUUID } from 'node:crypto';
 import type { ZodError, ZodType } from 'zod';
 import type { Cents } from '../../core/money.js';
@@ -12,7 +12,7 @@ import { refusalText, toRefusal, validationIssueText, type Refusal } from '../er
 import { CardServiceError, type ErrorCode, type ParamsOf } from '../../core/errors.js';
 import { localMoney, parseTypedAmount } from '../format.js';
 import { confirmKeyboard, choiceKeyboard } from '../keyboards.js';
-import { claimConfirmation, issueConfirmation } from '../repository.js';
+import { claimConfirmation, deleteKv, flowButtonsKey, issueConfirmation, readKv, writeKv } from '../repository.js';
 import { attempt, type Outcome, type Services } from '../services.js';
 
 export type Convo = Conversation<BotContext, ConversationContext>;
@@ -58,6 +58,7 @@ export async function waitFor(
   const ctx = await conversation.waitUntil(wanted, { next: true });
   if ((await clockNow()) - since >= idleMs) {
     const minutes = Math.max(1, Math.round(idleMs / 60_000));
+    await dropButtons(conversation, s, ctx);
     if (ctx.callbackQuery) await ctx.answerCallbackQuery({ text: ctx.t('flow-expired', { minutes }) });
     await ctx.reply(ctx.t('flow-expired', { minutes }));
     return conversation.halt();
@@ -110,19 +111,23 @@ export async function askPresetAmount(
     .filter((amount) => schema.safeParse({ amount: amount / 100 }).success)
     .map((amount) => ({ label: ctx.t('btn-amount', { amount: localMoney(amount) }), value: String(amount) }));
   choices.push({ label: ctx.t('btn-amount-other'), value: 'other' });
-  await ctx.reply(text, { reply_markup: choiceKeyboard(nonce, choices) });
+  await offer(conversation, s, ctx, text, choiceKeyboard(nonce, choices));
   const pressed = buttonOf(nonce);
   for (;;) {
     const answer = await waitFor(conversation, s, (c) => isTypedAnswer(c) || pressed(c));
     if (answer.callbackQuery) {
       const choice = parseConversationButton(answer.callbackQuery.data!)!.choice;
-      await settlePress(answer);
+      await settlePress(conversation, s, answer);
       if (choice !== 'other') return Number(choice);
       await answer.reply(answer.t('amount-type'));
       continue;
     }
     const parsed = schema.safeParse({ amount: parseTypedAmount(answer.message!.text!.trim()) });
-    if (parsed.success) return parsed.data.amount;
+    if (parsed.success) {
+      // Typed instead of pressed: the presets are spent all the same.
+      await dropButtons(conversation, s, answer);
+      return parsed.data.amount;
+    }
     await answer.reply(answer.t('amount-invalid', { message: issueText(answer.t, parsed.error) }));
   }
 }
@@ -133,9 +138,45 @@ export function newNonce(conversation: Convo): Promise<string> {
 }
 
 /** Answers a pressed flow button and takes the buttons off its message (they are spent). */
-export async function settlePress(pressed: ConversationContext): Promise<void> {
+export async function settlePress(conversation: Convo, s: Services, pressed: ConversationContext): Promise<void> {
   await pressed.answerCallbackQuery();
+  await takeOffPressed(conversation, s, pressed);
+}
+
+/** Takes the buttons off the pressed message, which then has no flow buttons left to remove. */
+async function takeOffPressed(conversation: Convo, s: Services, pressed: ConversationContext): Promise<void> {
   await pressed.editMessageReplyMarkup({ reply_markup: undefined }).catch(() => undefined);
+  const chatId = pressed.chat!.id;
+  await conversation.external(() => deleteKv(s.db, flowButtonsKey(chatId)));
+}
+
+/**
+ * Sends a flow's buttons, remembered per chat (`bot_kv`) until pressed, so that a flow that ends some
+ * other way (expired, /cancel, another flow started, done after a typed answer) takes them off: no dead
+ * buttons stay behind. Buttons sent earlier by the flow are taken off first.
+ */
+export async function offer(conversation: Convo, s: Services, ctx: ConversationContext, text: string, keyboard: InlineKeyboard) {
+  await dropButtons(conversation, s, ctx);
+  const sent = await ctx.reply(text, { reply_markup: keyboard });
+  const chatId = sent.chat.id;
+  await conversation.external(() => writeKv(s.db, flowButtonsKey(chatId), String(sent.message_id), s.clock.now()));
+  return sent;
+}
+
+/** Takes off the buttons the chat's flow left waiting, if any (from inside the flow, once). */
+export async function dropButtons(conversation: Convo, s: Services, ctx: ConversationContext): Promise<void> {
+  const chatId = ctx.chat?.id;
+  if (chatId === undefined) return;
+  await conversation.external((octx) => dropFlowButtons(s, octx.api, chatId));
+}
+
+/** Takes off the buttons a flow left waiting in the chat, if any (a message already gone is no matter). */
+export async function dropFlowButtons(s: Pick<Services, 'db'>, api: Api, chatId: number): Promise<void> {
+  const key = flowButtonsKey(chatId);
+  const messageId = await readKv(s.db, key);
+  if (messageId === undefined) return;
+  await deleteKv(s.db, key);
+  await api.editMessageReplyMarkup(chatId, Number(messageId), { reply_markup: undefined }).catch(() => undefined);
 }
 
 /** Sends buttons with a fresh nonce and waits for one of them; other buttons pass through. */
@@ -147,10 +188,10 @@ export async function choose(
   build: (nonce: string) => InlineKeyboard,
 ) {
   const nonce = await newNonce(conversation);
-  await ctx.reply(text, { reply_markup: build(nonce) });
+  await offer(conversation, s, ctx, text, build(nonce));
   const pressed = await waitFor(conversation, s, buttonOf(nonce));
   const choice = parseConversationButton(pressed.callbackQuery!.data!)!.choice;
-  await settlePress(pressed);
+  await settlePress(conversation, s, pressed);
   return { ctx: pressed, choice };
 }
 
@@ -186,9 +227,9 @@ export async function confirm(
     await issueConfirmation(s.db, fresh, chatId, s.clock.now());
     return fresh;
   });
-  await ctx.reply(text, { reply_markup: confirmKeyboard(ctx.t, nonce) });
+  await offer(conversation, s, ctx, text, confirmKeyboard(ctx.t, nonce));
   const pressed = await waitFor(conversation, s, buttonOf(nonce));
-  await pressed.editMessageReplyMarkup({ reply_markup: undefined }).catch(() => undefined);
+  await takeOffPressed(conversation, s, pressed);
   if (parseConversationButton(pressed.callbackQuery!.data!)?.choice !== 'ok') {
     await pressed.answerCallbackQuery({ text: pressed.t('cancelled') });
     await pressed.reply(pressed.t('cancelled'));

@@ -2,9 +2,10 @@ import { Composer } from 'grammy';
 import { decodeCallback, type CallbackData } from '../callback-data.js';
 import type { BotContext } from '../context.js';
 import { enterFlow } from '../conversations/flows.js';
-import { detailsMessage, parseTypedAmount } from '../format.js';
+import { detailsMessage, localDateTime, localMoney, parseTypedAmount } from '../format.js';
 import { otpKeyboard, webAppDetailsKeyboard } from '../keyboards.js';
 import { callerOf, cardListScreen, cardScreen, show, transactionsScreen, webAppDetailsUrl } from '../screens.js';
+import { lastCardKey, writeKv } from '../repository.js';
 import { deleteLater, type Services } from '../services.js';
 import { WEBAPP_NONCE_TTL_SECONDS } from '../webapp-nonces.js';
 
@@ -20,20 +21,25 @@ export function cardsFeature(s: Services): Composer<BotContext> {
     const notice = await handle(ctx, s, data);
     await ctx.answerCallbackQuery(notice ? { text: notice } : undefined);
   });
-  // Shortcuts: straight to the card when the caller has one open card, else a list to pick it from.
   for (const action of ['topup', 'freeze', 'details'] as const) {
-    composer.command(action, async (ctx) => {
-      const open = (await s.core.listCards(callerOf(ctx))).filter((c) => c.status !== 'closed');
-      if (open.length !== 1) return show(ctx, await cardListScreen(ctx, s, action), 'reply');
-      const cardId = open[0]!.id;
-      if (action === 'topup') return enterFlow.topup(ctx, { cardId, amount: centsOf(ctx.match) });
-      if (action === 'details') return void (await handle(ctx, s, { kind: 'card', action, cardId }));
-      await s.core.freeze(callerOf(ctx), cardId);
-      await ctx.reply(ctx.t('card-frozen'));
-      await show(ctx, await cardScreen(ctx, s, cardId), 'reply');
-    });
+    composer.command(action, (ctx) => cardShortcut(ctx, s, action, action === 'topup' ? centsOf(ctx.match) : undefined));
   }
   return composer;
+}
+
+/**
+ * An everyday operation in one step (`/topup [amount]`, `/freeze`, `/details`, the main menu's Top up):
+ * straight to the card when the caller has one open card, else a list to pick it from.
+ */
+export async function cardShortcut(ctx: BotContext, s: Services, action: 'topup' | 'freeze' | 'details', amount?: number): Promise<void> {
+  const open = (await s.core.listCards(callerOf(ctx))).filter((c) => c.status !== 'closed');
+  if (open.length !== 1) return show(ctx, await cardListScreen(ctx, s, action), 'reply');
+  const cardId = open[0]!.id;
+  if (action === 'topup') return enterFlow.topup(ctx, { cardId, amount });
+  if (action === 'details') return void (await handle(ctx, s, { kind: 'card', action, cardId }));
+  await s.core.freeze(callerOf(ctx), cardId);
+  await ctx.reply(ctx.t('card-frozen'));
+  await show(ctx, await cardScreen(ctx, s, cardId), 'reply');
 }
 
 /** The amount typed after `/topup`, in cents; none when there is none or it is not a number. */
@@ -52,6 +58,14 @@ async function handle(ctx: BotContext, s: Services, data: CallbackData): Promise
     await show(ctx, await transactionsScreen(ctx, s, data.page, data.cardId), 'edit');
     return;
   }
+  const notice = await act(ctx, s, data);
+  // Remembered once the core took the action (a refused card is not the caller's): pickers offer it first.
+  if (ctx.chat) await writeKv(s.db, lastCardKey(ctx.chat.id), data.cardId, s.clock.now());
+  return notice;
+}
+
+/** One card button's action; returns the short notice for the callback answer, if any. */
+async function act(ctx: BotContext, s: Services, data: Extract<CallbackData, { kind: 'card' }>): Promise<string | undefined> {
   const { cardId } = data;
   const caller = callerOf(ctx);
   switch (data.action) {
@@ -98,10 +112,9 @@ async function handle(ctx: BotContext, s: Services, data: CallbackData): Promise
       const lines = list.otps.map((otp) =>
         ctx.t('otp-line', {
           code: otp.code,
-          amount: (otp.amount / 100).toFixed(2),
-          currency: otp.currency,
+          amount: localMoney(otp.amount, otp.currency),
           merchant: otp.merchantName || '—',
-          at: otp.createdAt.slice(0, 16).replace('T', ' '),
+          at: localDateTime(otp.createdAt),
         }),
       );
       const text = lines.length ? [ctx.t('otps-title', { name: card.name }), ...lines].join('\n') : ctx.t('otps-none');
@@ -111,7 +124,7 @@ async function handle(ctx: BotContext, s: Services, data: CallbackData): Promise
     }
     case 'reqotp': {
       const requested = await s.core.requestOtp(caller, cardId);
-      const sent = await ctx.reply(ctx.t('otp-requested', { message: requested.message, code: requested.cardInfo.otpCode }), {
+      const sent = await ctx.reply(ctx.t('otp-requested', { name: requested.cardInfo.name, code: requested.cardInfo.otpCode }), {
         protect_content: true,
       });
       await deleteLater(s, sent.chat.id, sent.message_id, s.config.otpTtlSeconds);

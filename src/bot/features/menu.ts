@@ -2,6 +2,7 @@ import { Menu, type MenuButton } from '@grammyjs/menu';
 import { Composer } from 'grammy';
 import type { BotContext } from '../context.js';
 import { enterFlow } from '../conversations/flows.js';
+import { cardShortcut } from './cards.js';
 import { showAddMoney } from './deposits.js';
 import { cardListScreen, show, transactionsScreen, walletScreen } from '../screens.js';
 import type { Services } from '../services.js';
@@ -15,7 +16,7 @@ export const mainMenuText = (ctx: BotContext) => ctx.t('menu-title');
  * outdated. Bump it when buttons move. (Cheaper than the plugin's default check, which draws the pressed
  * button's label and hashes it on every press.)
  */
-const MAIN_MENU_LAYOUT = 'main:2';
+const MAIN_MENU_LAYOUT = 'main:3';
 
 /**
  * The main menu. Its buttons only read and then answer with a new message, so the menu stays put
@@ -43,7 +44,7 @@ export function createMainMenu(s: Services): MainMenu {
       button('menu-wallet', async (ctx) => show(ctx, await walletScreen(ctx, s), 'reply')),
       button('menu-cards', async (ctx) => show(ctx, await cardListScreen(ctx, s), 'reply')),
     ],
-    [button('menu-add-money', (ctx) => showAddMoney(ctx, s))],
+    [button('menu-topup', (ctx) => cardShortcut(ctx, s, 'topup')), button('menu-add-money', (ctx) => showAddMoney(ctx, s))],
     [
       button('menu-new-card', (ctx) => enterFlow.createCard(ctx)),
       button('menu-transactions', async (ctx) => show(ctx, await transactionsScreen(ctx, s, 1), 'reply')),

@@ -5,15 +5,16 @@ import { createHarness, texts } from '../harness.js';
 import { callbackUpdate, textUpdate } from '../../helpers/updates.js';
 
 describe('the main menu', () => {
-  it('has Wallet, My cards, Add money, New card, Transactions, OTPs and Help, and each answers', async () => {
+  it('has Wallet, My cards, Top up a card, Add money, New card, Transactions, OTPs and Help, and each answers', async () => {
     const h = await createHarness();
     await h.linkedCustomer(6101, 12_345);
     const menu = await h.send(textUpdate({ id: 6101 }, '/menu'));
     const labels = menu.flatMap((c) => (c.payload.reply_markup?.inline_keyboard ?? []).flat().map((b: { text: string }) => b.text));
-    assert.deepEqual(labels, ['💰 Wallet', '💳 My cards', '💵 Add money', '➕ New card', '📜 Transactions', '🔑 OTPs', '❓ Help']);
+    assert.deepEqual(labels, ['💰 Wallet', '💳 My cards', '⬆️ Top up a card', '💵 Add money', '➕ New card', '📜 Transactions', '🔑 OTPs', '❓ Help']);
     const expected: [string, RegExp][] = [
       ['Wallet', /Wallet balance: \$123\.45/],
       ['My cards', /no cards yet/],
+      ['Top up a card', /no cards yet/],
       ['Add money', /Add money to your wallet: from \$5\.00 to \$10,000\.00/],
       ['New card', /Pick a BIN/],
       ['Transactions', /No transactions/],

@@ -16,11 +16,11 @@ describe('OTPs in chat', () => {
 
     const mail = await h.t.admin.simulateOtpEmail(card.id);
     calls = await h.send(callbackUpdate({ id: 9401 }, `c:reqotp:${card.id}`));
-    assert.match(texts(calls).join('\n'), new RegExp(`OTP retrieved successfully: ${mail.code}`));
+    assert.match(texts(calls).join('\n'), new RegExp(`OTP for “${card.name}”: ${mail.code}`));
     const otp = await h.t.admin.simulateOtp(card.id, 1_250, 'Shop');
     calls = await h.send(callbackUpdate({ id: 9401 }, `c:otps:${card.id}`));
     const list = calls.find((c) => c.method === 'sendMessage')!;
-    assert.match(String(list.payload.text), new RegExp(`${otp.code} · 12\\.50 USD · Shop`));
+    assert.match(String(list.payload.text), new RegExp(`${otp.code} · \\$12\\.50 · Shop`));
     assert.equal(list.payload.protect_content, true);
   });
 });

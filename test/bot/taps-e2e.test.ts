@@ -1,0 +1,98 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { startCore, type CoreRuntime } from '../../src/compose.js';
+import { systemClock } from '../../src/core/clock.js';
+import { createLogger } from '../../src/logger.js';
+import { startBot, type RunningBot } from '../../src/bot/index.js';
+import { BotApiServer, type StoredMessage } from '../helpers/bot-api-server.js';
+import { newCard, newCustomer, TEST_CARD_DATA_KEY } from '../helpers/core.js';
+
+/**
+ * The taps each everyday operation takes from the main menu, counted from the presses this test makes
+ * (no typing): the figures of the README's "Taps per everyday operation" table.
+ */
+describe('taps per everyday operation, from the main menu', () => {
+  let dir: string;
+  let server: BotApiServer;
+  let runtime: CoreRuntime;
+  let running: RunningBot | undefined;
+
+  before(async () => {
+    dir = mkdtempSync(path.join(tmpdir(), 'bot-taps-'));
+    server = new BotApiServer();
+    const apiRoot = await server.start();
+    runtime = await startCore({ databaseUrl: path.join(dir, 'cards.db'), cardDataKey: TEST_CARD_DATA_KEY, clock: systemClock });
+    running = await startBot({
+      core: runtime.core,
+      db: runtime.database.db,
+      clock: systemClock,
+      logger: createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'),
+      config: { token: '123456:TEST-token', apiRoot, sensitiveTtlSeconds: 60, otpTtlSeconds: 60, pollIntervalMs: 100, rateLimit: false },
+    });
+  });
+
+  after(async () => {
+    await running?.stop();
+    await server.stop();
+    await runtime.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  for (const [cardCount, chatId] of [
+    [1, 4101],
+    [2, 4102],
+  ] as const) {
+    it(`with ${cardCount} card(s): top-up with a preset ${2 + cardCount}, freeze 3, details 3, OTPs 2`, async () => {
+      const customer = await newCustomer(runtime);
+      await newCard(runtime, customer, 'Ads');
+      if (cardCount === 2) await newCard(runtime, customer, 'Travel');
+      const user = server.user(chatId);
+      const linked = user.send(customer.token);
+      const menu = await server.nextMessage(chatId, linked.mark, 'Linked');
+
+      let taps = 0;
+      const tap = (message: StoredMessage, label: string | RegExp) => {
+        taps++;
+        return user.press(message, label).mark;
+      };
+      /** My cards, then the card ("Ads"): the card's view, drawn in place of the list. */
+      const openCard = async () => {
+        const list = await server.nextMessage(chatId, tap(menu, 'My cards'), 'Your cards');
+        return server.nextEdit(chatId, tap(list, /Ads/), 'Balance');
+      };
+      const counted = async (operation: () => Promise<unknown>) => {
+        taps = 0;
+        await operation();
+        return taps;
+      };
+
+      const topup = await counted(async () => {
+        // The main menu's Top up: straight to the amount with one card, the card picked first with several.
+        let mark = tap(menu, 'Top up a card');
+        if (cardCount > 1) {
+          const list = await server.nextMessage(chatId, mark, 'Pick a card');
+          mark = tap(list, /Ads/);
+        }
+        const ask = await server.nextMessage(chatId, mark, 'How much to top up');
+        const quote = await server.nextMessage(chatId, tap(ask, '$25.00'), 'Platform fee');
+        await server.nextMessage(chatId, tap(quote, 'Confirm'), 'Topped up $25.00');
+      });
+      const otps = await counted(async () => {
+        const list = await server.nextMessage(chatId, tap(menu, 'OTPs'), 'Pick a card');
+        await server.nextMessage(chatId, tap(list, /Ads/), 'No OTPs');
+      });
+      const details = await counted(async () => {
+        const view = await openCard();
+        await server.nextMessage(chatId, tap(view, 'Details'), 'Card details');
+      });
+      const freeze = await counted(async () => {
+        const view = await openCard();
+        await server.nextEdit(chatId, tap(view, 'Freeze'), 'frozen');
+      });
+      assert.deepEqual({ topup, freeze, details, otps }, { topup: 2 + cardCount, freeze: 3, details: 3, otps: 2 });
+    });
+  }
+});
