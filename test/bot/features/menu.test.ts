@@ -10,7 +10,16 @@ describe('the main menu', () => {
     await h.linkedCustomer(6101, 12_345);
     const menu = await h.send(textUpdate({ id: 6101 }, '/menu'));
     const labels = menu.flatMap((c) => (c.payload.reply_markup?.inline_keyboard ?? []).flat().map((b: { text: string }) => b.text));
-    assert.deepEqual(labels, ['💰 Wallet', '💳 My cards', '⬆️ Top up a card', '💵 Add money', '➕ New card', '📜 Transactions', '🔑 OTPs', '❓ Help']);
+    assert.deepEqual(labels, [
+      '💰 Wallet',
+      '💳 My cards',
+      '⬆️ Top up a card',
+      '💵 Add money',
+      '➕ New card',
+      '📜 Transactions',
+      '🔑 OTPs',
+      '❓ Help',
+    ]);
     const expected: [string, RegExp][] = [
       ['Wallet', /Wallet balance: \$123\.45/],
       ['My cards', /no cards yet/],
