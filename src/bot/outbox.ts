@@ -3,6 +3,7 @@ import { GrammyError, type Api } from 'grammy';
 import { loggableError } from '../log-safe.js';
 import type { CoreEvent, PendingEvent } from '../core/events.js';
 import type { Claimant } from '../db/claims.js';
+import { reasonFor, translatorIn } from './deposit-texts.js';
 import { localMoney } from './format.js';
 import { alertKeyboard } from './keyboards.js';
 import {
@@ -20,8 +21,8 @@ import { deleteLater, type Services } from './services.js';
 import { startLoop, type Loop, type Report } from './loop.js';
 
 /**
- * Pushes the core's stored events (new OTPs, card transactions) to every chat linked to the card's
- * owner. Each (event, chat) pair is recorded once sent, and the event is marked delivered only after
+ * Pushes the core's stored events (new OTPs, card transactions, deposit decisions) to every chat linked
+ * to the user they concern. Each (event, chat) pair is recorded once sent, and the event is marked delivered only after
  * every chat got it, so a restart resumes where it stopped and sends nothing twice.
  *
  * Several processes may share the outbox: each claims the events it pushes (the oldest first), so an
@@ -124,6 +125,16 @@ async function push(s: Services, api: Api, chatId: number, event: CoreEvent): Pr
     });
     const sent = await api.sendMessage(chatId, text, { protect_content: true });
     await deleteLater(s, chatId, sent.message_id, ttl);
+    return;
+  }
+  if (event.kind === 'deposit_decision') {
+    const id = String(event.requestId);
+    const amount = localMoney(event.amount);
+    const text =
+      event.status === 'approved'
+        ? t('deposit-approved', { id, amount, balance: localMoney(event.walletBalance ?? 0) })
+        : t('deposit-rejected', { id, amount, reason: reasonFor(t, translatorIn(s.i18n, 'en'), event.reason ?? '') });
+    await api.sendMessage(chatId, text);
     return;
   }
   const params = {

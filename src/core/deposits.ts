@@ -1,6 +1,7 @@
 import type { Transaction } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { DepositError } from './deposit-errors.js';
+import { recordEvent } from './events.js';
 import type { FundingDeps } from './funding.js';
 import { type DepositStatus, type FundingTables, fundingTables, fundingTablesIn } from './funding-tables.js';
 import { postJournal, SYSTEM_ACCOUNTS, systemAccountId } from './ledger.js';
@@ -30,7 +31,7 @@ export interface NewDepositRequest {
   userId: string;
   amount: Cents;
   note?: string | null;
-  /** The chat to tell the decision to. */
+  /** The chat it was asked from (the decision goes to every chat linked to the user, through the outbox). */
   chatId?: number | null;
 }
 
@@ -44,7 +45,8 @@ function oneLine(text: string): string {
  * Deposit requests: a cardholder asks for money to be credited (after paying outside, e.g. a bank
  * transfer), an admin approves or rejects. Approval credits the wallet through the ledger in the same
  * transaction as one conditional update that finds the request still pending, so double taps, two
- * admins and the command line at once credit it exactly once.
+ * admins and the command line at once credit it exactly once. Every decision records a
+ * `deposit_decision` event in its transaction: the bot's outbox tells the cardholder's chats, whoever decided.
  *
  * @example
  * const request = await deposits.request({ userId, amount: 5_000, note: 'wire 8812', chatId });
@@ -156,7 +158,14 @@ export function createDepositService({ db, clock, settings }: FundingDeps) {
         });
         if (!posted) throw new Error(`Deposit request ${id} could not credit the wallet`);
         await t.updateTable('deposit_requests').set({ journal_id: posted.journalId }).where('id', '=', id).execute();
-        return posted.balances.get(wallet) ?? 0;
+        const balance = posted.balances.get(wallet) ?? 0;
+        await recordEvent(
+          trx,
+          decided.user_id,
+          { kind: 'deposit_decision', requestId: id, amount, status: 'approved', reason: null, walletBalance: balance, decidedAt: at },
+          at,
+        );
+        return balance;
       });
       return { request: await get(id), walletBalance };
     },
@@ -174,8 +183,19 @@ export function createDepositService({ db, clock, settings }: FundingDeps) {
           .set({ status: 'rejected', decided_by: decidedBy, decided_at: at, reason: text })
           .where('id', '=', id)
           .where('status', '=', 'pending')
+          .returning(['user_id', 'amount'])
           .executeTakeFirst();
-        if (Number(decided.numUpdatedRows) === 0) throw await undecidable(t, id);
+        if (!decided) throw await undecidable(t, id);
+        const event = {
+          kind: 'deposit_decision',
+          requestId: id,
+          amount: Number(decided.amount),
+          status: 'rejected',
+          reason: text,
+          walletBalance: null,
+          decidedAt: at,
+        } as const;
+        await recordEvent(trx, decided.user_id, event, at);
       });
       return get(id);
     },

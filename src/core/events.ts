@@ -34,8 +34,21 @@ export interface CardTransactionEvent {
   createdAt: string;
 }
 
+/** A deposit request was approved or rejected (by anyone: the admins' chat, the command line). */
+export interface DepositDecisionEvent {
+  kind: 'deposit_decision';
+  requestId: number;
+  amount: number;
+  status: 'approved' | 'rejected';
+  /** Why it was rejected, as stored (a preset reason in English, or as typed); null when approved. */
+  reason: string | null;
+  /** The wallet's balance right after the credit; null when rejected. */
+  walletBalance: number | null;
+  decidedAt: string;
+}
+
 /** Amounts are cents. */
-export type CoreEvent = OtpEvent | CardTransactionEvent;
+export type CoreEvent = OtpEvent | CardTransactionEvent | DepositDecisionEvent;
 
 export interface PendingEvent {
   seq: number;

@@ -13,7 +13,7 @@ export interface PurgeReport {
  * OTP codes live only as long as their use: a code older than `settings.otpRetentionSeconds` is deleted
  * wherever the core keeps one, and so is the outbox's delivered history. The outbox stays bounded
  * when no bot consumes it: what waited longer than the retention is dropped (a day-old OTP or alert
- * is of no use; the card's transaction list keeps the transactions).
+ * is of no use; the card's transaction list keeps the transactions, the deposit requests their decisions).
  */
 export function createRetention({ db, clock, settings }: Pick<CoreDeps, 'db' | 'clock' | 'settings'>) {
   return {

@@ -165,7 +165,7 @@ export interface SandboxMailboxTable {
 export interface OutboxTable {
   seq: Generated<number>;
   user_id: string;
-  kind: 'otp' | 'card_transaction';
+  kind: 'otp' | 'card_transaction' | 'deposit_decision';
   payload: string;
   created_at: string;
   delivered_at: string | null;

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { runAdmin } from '../../src/admin/run.js';
 import { startCore, type CoreRuntime } from '../../src/compose.js';
 import { systemClock } from '../../src/core/clock.js';
 import { createLogger } from '../../src/logger.js';
@@ -138,7 +139,7 @@ describe('money in from chat, over real Bot API traffic', () => {
     assert.equal(ledger.total, 0);
   });
 
-  it("a request from the menu reaches the admins' chat; an approval there credits and tells the cardholder", async () => {
+  it("a request from the menu reaches the admins' chat; an approval there credits and tells the cardholder once", async () => {
     const carol = server.user(3003, { firstName: 'Carol', languageCode: 'ru' });
     const account = await linked(carol);
     let step = carol.send('/menu');
@@ -158,6 +159,24 @@ describe('money in from chat, over real Bot API traffic', () => {
     assert.equal(decided.replyMarkup, undefined);
     await server.nextMessage(carol.chatId, press.mark, /одобрена\. Баланс кошелька: 100,00/);
     assert.equal((await runtime.core.walletBalance(account.caller)).balance, 10_000);
+
+    // A rejection from the command line, a process of its own over the same database, reaches her too.
+    const request = await runtime.funding.deposits.request({ userId: account.userId, amount: 2_000 });
+    const cli = server.calls.length;
+    const openOther = () => startCore({ databaseUrl: path.join(dir, 'cards.db'), cardDataKey: TEST_CARD_DATA_KEY, clock: systemClock });
+    const code = await runAdmin(['deposits', 'reject', '--id', String(request.id), '--reason', 'Payment not received'], openOther, {
+      out: () => undefined,
+      err: () => undefined,
+    });
+    assert.equal(code, 0);
+    await server.nextMessage(carol.chatId, cli, /отклонена: Платёж не поступил/);
+    const decisions = server.calls
+      .slice(press.mark)
+      .filter(
+        (c) =>
+          c.method === 'sendMessage' && Number(c.payload.chat_id) === carol.chatId && /одобрена|отклонена/.test(String(c.payload.text)),
+      );
+    assert.equal(decisions.length, 2, 'each decision told once');
 
     step = root.send('/stats');
     const stats = await server.nextMessage(ADMIN_CHAT, step.mark, 'The service on');

@@ -3,7 +3,7 @@ import { isDepositError } from '../../core/deposit-errors.js';
 import type { DepositRequest } from '../../core/deposits.js';
 import type { ServiceStats } from '../../core/stats.js';
 import type { BotContext } from '../context.js';
-import { ADMIN_CHAT_LOCALE, tellCardholder } from '../deposit-notices.js';
+import { ADMIN_CHAT_LOCALE } from '../deposit-notices.js';
 import {
   adminName,
   decisionKeyboard,
@@ -53,10 +53,9 @@ export function adminChatFeature(s: Services): Composer<BotContext> {
           });
           return;
         case 'approve': {
-          const { request, walletBalance } = await s.funding.deposits.approve(data.id, decidedBy(ctx));
+          const { request } = await s.funding.deposits.approve(data.id, decidedBy(ctx));
           await ctx.answerCallbackQuery({ text: ctx.t('deposit-approved-short', { id: String(request.id) }) });
           await showDecision(ctx, s, ctx.callbackQuery.message?.message_id, request);
-          await tellCardholder(ctx.api, s, request, walletBalance);
           return;
         }
         case 'reject': {
@@ -64,7 +63,6 @@ export function adminChatFeature(s: Services): Composer<BotContext> {
           const request = await s.funding.deposits.reject(data.id, decidedBy(ctx), reason);
           await ctx.answerCallbackQuery({ text: ctx.t('deposit-rejected-short', { id: String(request.id) }) });
           await showDecision(ctx, s, ctx.callbackQuery.message?.message_id, request);
-          await tellCardholder(ctx.api, s, request);
           return;
         }
         case 'other': {
@@ -99,7 +97,6 @@ export function adminChatFeature(s: Services): Composer<BotContext> {
       await deleteKv(s.db, key);
       await ctx.reply(ctx.t('deposit-rejected-short', { id: String(id) }));
       await showDecision(ctx, s, card, request);
-      await tellCardholder(ctx.api, s, request);
     } catch (error) {
       if (!isDepositError(error)) throw error;
       if (error.code === 'ALREADY_DECIDED' || error.code === 'REQUEST_NOT_FOUND') await deleteKv(s.db, key);

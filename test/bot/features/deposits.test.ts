@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Update } from 'grammy/types';
+import { startBackgroundJobs } from '../../../src/bot/index.js';
+import { runAdmin } from '../../../src/admin/run.js';
 import { newCustomer } from '../../helpers/core.js';
 import { BOT_INFO, callbackUpdate, textUpdate } from '../../helpers/updates.js';
 import { buttonData } from '../conversations/kit.js';
@@ -26,6 +28,23 @@ async function requestDeposit(h: Harness, chatId: number, command: string) {
 
 const sentTo = (calls: { method: string; payload: Record<string, any> }[], chatId: number) =>
   calls.filter((c) => c.method === 'sendMessage' && Number(c.payload.chat_id) === chatId);
+
+/**
+ * Runs the bot's background jobs (the outbox among them) until `chatId` got a message matching `pattern`;
+ * returns the texts it got since `mark`.
+ */
+async function pushedTo(h: Harness, chatId: number, pattern: RegExp, mark: number): Promise<string[]> {
+  const jobs = startBackgroundJobs(h.bot);
+  try {
+    await h.waitFor(
+      (c) => c.method === 'sendMessage' && Number(c.payload.chat_id) === chatId && pattern.test(String(c.payload.text)),
+      mark,
+    );
+  } finally {
+    await jobs.stop();
+  }
+  return texts(sentTo(h.since(mark), chatId));
+}
 
 /** A message in the admins' chat replying to the bot's message `messageId`. */
 function replyUpdate(from: { id: number; groupId: number }, messageId: number, text: string): Update {
@@ -106,11 +125,12 @@ describe('deposit requests from chat', () => {
 });
 
 describe("deciding deposit requests in the admins' chat", () => {
-  it('Approve credits the wallet once, redraws the card, and tells the cardholder in their language', async () => {
+  it('Approve credits the wallet once, redraws the card, and tells the cardholder once, through the outbox, in their language', async () => {
     const h = await createHarness({ config });
     const olga = await cardholder(h, 7201, 'ru');
     await requestDeposit(h, 7201, '/deposit 50');
     const [request] = await h.t.funding.deposits.list({ userId: olga.userId });
+    const mark = h.calls.length;
     const calls = await h.send(callbackUpdate({ ...admin }, `dr:a:${request!.id}`, 555));
     assert.equal((await h.t.core.walletBalance(olga.caller)).balance, 6_000);
     assert.equal(calls.find((c) => c.method === 'answerCallbackQuery')?.payload.text, `Request #${request!.id} approved.`);
@@ -118,8 +138,7 @@ describe("deciding deposit requests in the admins' chat", () => {
     assert.equal(edit?.payload.message_id, 555);
     assert.match(String(edit?.payload.text), /Approved by Alice: \$50\.00 credited to the wallet\./);
     assert.equal(edit?.payload.reply_markup, undefined, 'no buttons left');
-    const told = texts(sentTo(calls, 7201)).join('\n');
-    assert.match(told, new RegExp(`заявка на пополнение №${request!.id} на 50,00\\s\\$ одобрена. Баланс кошелька: 60,00\\s\\$`));
+    assert.equal(sentTo(calls, 7201).length, 0, 'not told directly: the outbox tells every linked chat');
     assert.equal((await h.t.funding.deposits.get(request!.id)).decidedBy, `telegram:${ADMIN}`);
 
     const again = await h.send(callbackUpdate({ id: 43, groupId: ADMIN_CHAT }, `dr:a:${request!.id}`, 555));
@@ -127,7 +146,10 @@ describe("deciding deposit requests in the admins' chat", () => {
       again.find((c) => c.method === 'answerCallbackQuery')?.payload.text,
       `Deposit request #${request!.id} was already approved.`,
     );
-    assert.equal(sentTo(again, 7201).length, 0, 'the cardholder is told once');
+    assert.equal(sentTo(again, 7201).length, 0);
+    const told = await pushedTo(h, 7201, /одобрена/, mark);
+    assert.equal(told.length, 1, 'the cardholder is told once');
+    assert.match(told[0]!, new RegExp(`заявка на пополнение №${request!.id} на 50,00\\s\\$ одобрена. Баланс кошелька: 60,00\\s\\$`));
     assert.equal((await h.t.core.walletBalance(olga.caller)).balance, 6_000);
     assert.deepEqual((await h.t.admin.checkLedger()).differences, []);
   });
@@ -160,12 +182,16 @@ describe("deciding deposit requests in the admins' chat", () => {
       markup.inline_keyboard.flat().map((b: { text: string }) => b.text),
       ['Payment not received', 'Amount does not match the payment', 'Duplicate request', '✍️ Another reason…', '⬅️ Back'],
     );
+    const mark = h.calls.length;
     const calls = await h.send(callbackUpdate(admin, buttonData(reasons, 'Payment not received'), 556));
     const stored = await h.t.funding.deposits.get(request!.id);
     assert.equal(stored.status, 'rejected');
     assert.equal(stored.reason, 'Payment not received');
     assert.match(String(calls.find((c) => c.method === 'editMessageText')?.payload.text), /Rejected by Alice: Payment not received/);
-    assert.match(texts(sentTo(calls, 7203)).join('\n'), /отклонена: Платёж не поступил\. Ничего не зачислено\./);
+    assert.equal(sentTo(calls, 7203).length, 0);
+    const told = await pushedTo(h, 7203, /отклонена/, mark);
+    assert.equal(told.length, 1);
+    assert.match(told[0]!, /отклонена: Платёж не поступил\. Ничего не зачислено\./);
     assert.equal((await h.t.core.walletBalance(olga.caller)).balance, 1_000);
   });
 
@@ -190,14 +216,19 @@ describe("deciding deposit requests in the admins' chat", () => {
     assert.match(texts(stranger).join('\n'), /Only the service's administrators/);
     assert.equal((await h.t.funding.deposits.get(request!.id)).status, 'pending');
 
+    const mark = h.calls.length;
     const calls = await h.send(replyUpdate(admin, promptId, 'The transfer came from another name'));
     assert.equal((await h.t.funding.deposits.get(request!.id)).reason, 'The transfer came from another name');
     assert.match(texts(sentTo(calls, ADMIN_CHAT)).join('\n'), new RegExp(`Request #${request!.id} rejected\\.`));
     const edit = calls.find((c) => c.method === 'editMessageText');
     assert.equal(edit?.payload.message_id, 557);
-    assert.match(texts(sentTo(calls, 7204)).join('\n'), /was rejected: The transfer came from another name\. Nothing was credited\./);
+    assert.equal(sentTo(calls, 7204).length, 0);
     const late = await h.send(replyUpdate(admin, promptId, 'again'));
     assert.equal(texts(late).length, 0, 'the prompt is used up');
+    const told = await pushedTo(h, 7204, /was rejected/, mark);
+    assert.deepEqual(told, [
+      `❌ Your deposit request #${request!.id} for $75.00 was rejected: The transfer came from another name. Nothing was credited.`,
+    ]);
   });
 
   it('a request decided from the command line reads as decided when pressed in the chat', async () => {
@@ -213,6 +244,42 @@ describe("deciding deposit requests in the admins' chat", () => {
     );
     assert.match(String(calls.find((c) => c.method === 'editMessageText')?.payload.text), /Rejected by admin-cli: duplicate/);
     assert.equal((await h.t.core.walletBalance(alice.caller)).balance, 1_000);
+  });
+
+  it('a decision from the command line reaches every chat linked to the cardholder, once each, in its language', async () => {
+    const h = await createHarness({ config });
+    const olga = await cardholder(h, 7207, 'ru', 0);
+    await h.send(textUpdate({ id: 7208, languageCode: 'en' }, `/link ${olga.token}`));
+    const approved = await h.t.funding.deposits.request({ userId: olga.userId, amount: 5_000, chatId: 7207 });
+    const rejected = await h.t.funding.deposits.request({ userId: olga.userId, amount: 2_500, chatId: 7207 });
+    const mark = h.calls.length;
+    const cli = async (...argv: string[]) => {
+      const code = await runAdmin(argv, async () => ({ ...h.t, close: async () => {} }), { out: () => undefined, err: () => undefined });
+      assert.equal(code, 0);
+    };
+    await cli('deposits', 'approve', '--id', String(approved.id));
+    // Another process, as the command line is: the core's service on its own, the bot not running.
+    await h.t.funding.deposits.reject(rejected.id, 'admin-cli', 'Duplicate request');
+    const russian = await pushedTo(h, 7207, /отклонена/, mark);
+    const english = await pushedTo(h, 7208, /was rejected/, mark);
+    assert.deepEqual(russian, [
+      `✅ Ваша заявка на пополнение №${approved.id} на 50,00\u00a0$ одобрена. Баланс кошелька: 50,00\u00a0$.`,
+      `❌ Ваша заявка на пополнение №${rejected.id} на 25,00\u00a0$ отклонена: Повторная заявка. Ничего не зачислено.`,
+    ]);
+    assert.deepEqual(english, [
+      `✅ Your deposit request #${approved.id} for $50.00 was approved. Wallet balance: $50.00.`,
+      `❌ Your deposit request #${rejected.id} for $25.00 was rejected: Duplicate request. Nothing was credited.`,
+    ]);
+    assert.equal(sentTo(h.since(mark), ADMIN_CHAT).length, 0);
+    assert.equal(
+      await h.t.database.db
+        .selectFrom('outbox')
+        .select('seq')
+        .where('delivered_at', 'is', null)
+        .execute()
+        .then((r) => r.length),
+      0,
+    );
   });
 
   it('two admins approving at once credit the wallet once', async () => {
