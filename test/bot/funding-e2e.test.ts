@@ -1,14 +1,12 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { runAdmin } from '../../src/admin/run.js';
 import { startCore, type CoreRuntime } from '../../src/compose.js';
 import { systemClock } from '../../src/core/clock.js';
-import { createLogger } from '../../src/logger.js';
-import { ALLOWED_UPDATES, startBot, type RunningBot } from '../../src/bot/index.js';
-import { BotApiServer, type ScriptedUser } from '../helpers/bot-api-server.js';
+import { ALLOWED_UPDATES } from '../../src/bot/index.js';
+import { type E2eBot, startE2eBot } from '../helpers/e2e-bot.js';
+import type { BotApiServer, ScriptedUser } from '../helpers/bot-api-server.js';
 import { TEST_CARD_DATA_KEY } from '../helpers/core.js';
 
 const BOT_TOKEN = '123456:TEST-token';
@@ -17,42 +15,21 @@ const ADMIN_CHAT = -9001;
 const ADMIN = 42;
 
 describe('money in from chat, over real Bot API traffic', () => {
+  let e2e: E2eBot | undefined;
   let dir: string;
   let server: BotApiServer;
   let runtime: CoreRuntime;
-  let running: RunningBot | undefined;
 
   before(async () => {
-    dir = mkdtempSync(path.join(tmpdir(), 'bot-funding-'));
-    server = new BotApiServer();
-    const apiRoot = await server.start();
-    runtime = await startCore({ databaseUrl: path.join(dir, 'cards.db'), cardDataKey: TEST_CARD_DATA_KEY, clock: systemClock });
-    running = await startBot({
-      core: runtime.core,
-      funding: runtime.funding,
-      db: runtime.database.db,
-      clock: systemClock,
-      logger: createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'),
-      config: {
-        token: BOT_TOKEN,
-        apiRoot,
-        sensitiveTtlSeconds: 60,
-        otpTtlSeconds: 60,
-        pollIntervalMs: 100,
-        rateLimit: false,
-        adminChatId: ADMIN_CHAT,
-        adminUserIds: [ADMIN],
-        paymentProviderToken: PROVIDER_TOKEN,
-      },
-    });
+    ({ dir, server, runtime } = e2e = await startE2eBot('bot-funding', {
+      token: BOT_TOKEN,
+      adminChatId: ADMIN_CHAT,
+      adminUserIds: [ADMIN],
+      paymentProviderToken: PROVIDER_TOKEN,
+    }));
   });
 
-  after(async () => {
-    await running?.stop();
-    await server.stop();
-    await runtime.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  after(() => e2e?.stop());
 
   /** A user with a wallet of `deposit` cents whose private chat is linked. */
   async function linked(user: ScriptedUser, deposit = 0) {

@@ -1,14 +1,8 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { startCore, type CoreRuntime } from '../../src/compose.js';
-import { systemClock } from '../../src/core/clock.js';
-import { createLogger } from '../../src/logger.js';
-import { startBot, type RunningBot } from '../../src/bot/index.js';
-import { BotApiServer } from '../helpers/bot-api-server.js';
-import { TEST_CARD_DATA_KEY } from '../helpers/core.js';
+import type { CoreRuntime } from '../../src/compose.js';
+import { type E2eBot, startE2eBot } from '../helpers/e2e-bot.js';
+import type { BotApiServer } from '../helpers/bot-api-server.js';
 
 const BOT_TOKEN = '123456:TEST-token';
 
@@ -16,31 +10,15 @@ const BOT_TOKEN = '123456:TEST-token';
 const rub = (cents: number) => new Intl.NumberFormat('ru-RU', { style: 'currency', currency: 'USD' }).format(cents / 100);
 
 describe('refusals reach a Russian-speaking user in Russian, over real Bot API traffic', () => {
-  let dir: string;
+  let e2e: E2eBot | undefined;
   let server: BotApiServer;
   let runtime: CoreRuntime;
-  let running: RunningBot | undefined;
 
   before(async () => {
-    dir = mkdtempSync(path.join(tmpdir(), 'bot-refusals-'));
-    server = new BotApiServer();
-    const apiRoot = await server.start();
-    runtime = await startCore({ databaseUrl: path.join(dir, 'cards.db'), cardDataKey: TEST_CARD_DATA_KEY, clock: systemClock });
-    running = await startBot({
-      core: runtime.core,
-      db: runtime.database.db,
-      clock: systemClock,
-      logger: createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'),
-      config: { token: BOT_TOKEN, apiRoot, sensitiveTtlSeconds: 1, otpTtlSeconds: 1, pollIntervalMs: 100, rateLimit: false },
-    });
+    ({ server, runtime } = e2e = await startE2eBot('bot-refusals', { token: BOT_TOKEN, sensitiveTtlSeconds: 1, otpTtlSeconds: 1 }));
   });
 
-  after(async () => {
-    await running?.stop();
-    await server.stop();
-    await runtime.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  after(() => e2e?.stop());
 
   it('a top-up over the wallet, then the cooldown it started, then a freeze of a frozen card: each in Russian, the money as ru-RU', async () => {
     const { token } = await runtime.admin.createUser({ name: 'Olga', deposit: 200_000 });

@@ -1,45 +1,24 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { startCore, type CoreRuntime } from '../../src/compose.js';
-import { systemClock } from '../../src/core/clock.js';
-import { createLogger } from '../../src/logger.js';
-import { startBot, type RunningBot } from '../../src/bot/index.js';
-import { BotApiServer, type StoredMessage } from '../helpers/bot-api-server.js';
-import { newCard, newCustomer, TEST_CARD_DATA_KEY } from '../helpers/core.js';
+import type { CoreRuntime } from '../../src/compose.js';
+import { type E2eBot, startE2eBot } from '../helpers/e2e-bot.js';
+import type { BotApiServer, StoredMessage } from '../helpers/bot-api-server.js';
+import { newCard, newCustomer } from '../helpers/core.js';
 
 /**
  * The taps each everyday operation takes from the main menu, counted from the presses this test makes
  * (no typing): the figures of the README's "Taps per everyday operation" table.
  */
 describe('taps per everyday operation, from the main menu', () => {
-  let dir: string;
+  let e2e: E2eBot | undefined;
   let server: BotApiServer;
   let runtime: CoreRuntime;
-  let running: RunningBot | undefined;
 
   before(async () => {
-    dir = mkdtempSync(path.join(tmpdir(), 'bot-taps-'));
-    server = new BotApiServer();
-    const apiRoot = await server.start();
-    runtime = await startCore({ databaseUrl: path.join(dir, 'cards.db'), cardDataKey: TEST_CARD_DATA_KEY, clock: systemClock });
-    running = await startBot({
-      core: runtime.core,
-      db: runtime.database.db,
-      clock: systemClock,
-      logger: createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'),
-      config: { token: '123456:TEST-token', apiRoot, sensitiveTtlSeconds: 60, otpTtlSeconds: 60, pollIntervalMs: 100, rateLimit: false },
-    });
+    ({ server, runtime } = e2e = await startE2eBot('bot-taps'));
   });
 
-  after(async () => {
-    await running?.stop();
-    await server.stop();
-    await runtime.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  after(() => e2e?.stop());
 
   for (const [cardCount, chatId] of [
     [1, 4101],
