@@ -95,8 +95,11 @@ export const lastCardKey = (chatId: number) => `lastcard:${chatId}`;
 /** The message under which the chat's flow left buttons waiting for a press (its id). */
 export const flowButtonsKey = (chatId: number) => `flowbuttons:${chatId}`;
 
+// Read on every update (conversation state, the chat's language): compiled once.
+const kvValue = compiledOnce(1, (ex, key: string) => (ex as unknown as BotDb).selectFrom('bot_kv').select('value').where('key', '=', key));
+
 export async function readKv(db: BotDb, key: string): Promise<string | undefined> {
-  const { rows } = await sql<{ value: string }>`select value from bot_kv where key = ${key}`.execute(db);
+  const { rows } = await kvValue.execute(db as unknown as Executor, key);
   return rows[0]?.value;
 }
 
