@@ -14,7 +14,32 @@ export type T = (key: string, params?: TranslationVariables) => string;
  * @example t('wallet-balance', { balance: localMoney(wallet.balance) })
  */
 export function localMoney(cents: Cents, currency = 'USD'): FluentNumber {
-  return new FluentNumber(cents / 100, { style: 'currency', currency });
+  return new LocalMoney(cents, currency);
+}
+
+/** Formatted amounts remembered per language, currency and amount: `Intl` formatting is most of a menu press's text. */
+const formattedMoney = new Map<string, string>();
+const MAX_REMEMBERED_AMOUNTS = 10_000;
+
+/** An amount Fluent formats in the text's language, as `FluentNumber` does, with the result remembered. */
+class LocalMoney extends FluentNumber {
+  constructor(
+    readonly cents: Cents,
+    readonly currency: string,
+  ) {
+    super(cents / 100, { style: 'currency', currency });
+  }
+
+  override toString(scope: Parameters<FluentNumber['toString']>[0]): string {
+    const key = `${scope.bundle.locales.join(',')}|${this.currency}|${this.cents}`;
+    let text = formattedMoney.get(key);
+    if (text === undefined) {
+      text = super.toString(scope);
+      if (formattedMoney.size >= MAX_REMEMBERED_AMOUNTS) formattedMoney.clear();
+      formattedMoney.set(key, text);
+    }
+    return text;
+  }
 }
 
 /** A moment for a text, formatted for its language with `Intl.DateTimeFormat`, in UTC (the chat's zone is unknown). */
