@@ -202,10 +202,13 @@ export function createBot(deps: BotDeps, options: CreateBotOptions = {}): Bot<Bo
   });
   // The admins' chat may be a private chat too (one operator).
   const adminChat = adminChatFeature(s);
+  // Money that arrived is credited whatever became of the chat's link. Entered only by the updates they take:
+  // every other private update skips their composers' frames with one check.
+  const paidOrAdmin = new Composer<BotContext>(successfulPaymentFeature(s), adminChat).middleware();
+  const isPaidOrAdmin = (ctx: BotContext) =>
+    ctx.message?.successful_payment !== undefined || (deps.config.adminChatId !== undefined && ctx.chat?.id === deps.config.adminChatId);
   const chat = new Composer<BotContext>(
-    // Money that arrived is credited whatever became of the chat's link.
-    successfulPaymentFeature(s),
-    adminChat,
+    (ctx, next) => (isPaidOrAdmin(ctx) ? paidOrAdmin(ctx, next) : next()),
     flowState,
     callerMiddleware(s),
     cancelFeature(s),
