@@ -3,7 +3,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.js';
-import { sqliteDialect } from './sqlite-dialect.js';
+import { sqliteDialect, type GroupCommitStats } from './sqlite-dialect.js';
 import { createPrivateFolder, reservePrivateFile, restrictToOwner } from '../private-files.js';
 
 export type DatabaseTarget = { kind: 'sqlite'; file: string } | { kind: 'postgres'; url: string };
@@ -13,6 +13,8 @@ export interface OpenDatabase {
   target: DatabaseTarget;
   /** The raw SQLite handle (for online backups); absent on Postgres. */
   sqlite?: BetterSqlite3.Database;
+  /** What the SQLite group commit has done (see `sqliteDialect`); absent on Postgres, where each operation commits alone. */
+  groupCommit?: GroupCommitStats;
   close(): Promise<void>;
 }
 
@@ -32,7 +34,7 @@ export function parseDatabaseUrl(url: string): DatabaseTarget {
  * left wider by an older version are narrowed.
  */
 export function openSqlite(file: string): BetterSqlite3.Database {
-  const onDisk = file !== ':memory:' && file !== '';
+  const onDisk = isOnDisk(file);
   if (onDisk) {
     createPrivateFolder(path.dirname(path.resolve(file)));
     reservePrivateFile(file);
@@ -47,6 +49,18 @@ export function openSqlite(file: string): BetterSqlite3.Database {
   raw.pragma('secure_delete = ON');
   if (onDisk) for (const suffix of ['-wal', '-shm']) restrictToOwner(file + suffix);
   return raw;
+}
+
+/** A second connection to a SQLite file opened by `openSqlite`, for reads only: in WAL mode it reads the last commit while writes go on. */
+export function openSqliteReader(file: string): BetterSqlite3.Database {
+  const raw = new BetterSqlite3(file, { fileMustExist: true });
+  raw.pragma('query_only = ON');
+  raw.pragma('busy_timeout = 10000');
+  return raw;
+}
+
+function isOnDisk(file: string): boolean {
+  return file !== ':memory:' && file !== '';
 }
 
 let pgParsersSet = false;
@@ -67,6 +81,8 @@ export function openDatabase(url: string): OpenDatabase {
     return { db, target, close: () => db.destroy() };
   }
   const sqlite = openSqlite(target.file);
-  const db = new Kysely<Database>({ dialect: sqliteDialect(sqlite) });
-  return { db, target, sqlite, close: () => db.destroy() };
+  const reader = isOnDisk(target.file) ? openSqliteReader(target.file) : undefined;
+  const groupCommit: GroupCommitStats = { commits: 0, operations: 0, largest: 0 };
+  const db = new Kysely<Database>({ dialect: sqliteDialect(sqlite, { reader, stats: groupCommit }) });
+  return { db, target, sqlite, groupCommit, close: () => db.destroy() };
 }

@@ -12,33 +12,68 @@ import {
 
 const MAX_CACHED_STATEMENTS = 500;
 
+export interface GroupCommitOptions {
+  /** At most this many operations share one commit (1: a commit of its own for each). */
+  maxOperations?: number;
+  /** A batch takes no newcomer once it has been open this long (milliseconds). */
+  maxOpenMs?: number;
+}
+
+/** What the group commit has done so far (for tests, benchmarks and metrics). */
+export interface GroupCommitStats {
+  /** Commits of batches (each one flush). */
+  commits: number;
+  /** Operations those commits carried. */
+  operations: number;
+  /** The most operations one commit carried. */
+  largest: number;
+}
+
+export interface SqliteDialectOptions {
+  /**
+   * A second connection to the same file, for statements that only read outside a transaction: they
+   * then see the last commit at once, never waiting for the writes under way (`openSqliteReader`).
+   * Without one (an in-memory database) they wait until no batch is open.
+   */
+  reader?: BetterSqlite3.Database;
+  groupCommit?: GroupCommitOptions;
+  /** Filled in as batches commit. */
+  stats?: GroupCommitStats;
+}
+
 /**
- * Kysely's dialect for one better-sqlite3 connection, in place of Kysely's `SqliteDialect`, whose
- * driver prepares every statement anew and queues every statement behind one lock. Here:
+ * Kysely's dialect for one better-sqlite3 file, in place of Kysely's `SqliteDialect` (which prepares
+ * every statement anew and queues every statement behind one lock). Here:
  * - statements are prepared once and kept;
- * - a transaction begins IMMEDIATE: it takes the write lock up front and waits out `busy_timeout`,
- *   instead of failing with SQLITE_BUSY half-way when another process writes the same file;
- * - a statement outside a transaction runs at once (better-sqlite3 is synchronous) while no
- *   transaction is open on the connection; while one is, it waits its turn, first come first
- *   served, so it never sees uncommitted writes.
+ * - **group commit**: the writes under way at one moment share one `BEGIN IMMEDIATE` transaction
+ *   and one commit, so one flush makes many operations durable. Each Kysely transaction (and each
+ *   write outside one) is a member of the batch in a savepoint of its own: its rollback undoes its
+ *   own writes only, and its commit is reported once the batch's commit has returned, never before.
+ *   A lone write is committed at once (after the I/O already received in this turn of the event loop
+ *   has had its chance to join); a batch is capped in members and in time;
+ * - a failure of the batch as a whole (the disk, SQLite rolling the transaction back) fails every
+ *   member not yet reported: nothing a caller was told is done is lost;
+ * - statements that only read, outside a transaction, go to `reader` and never wait for writes;
+ *   schema changes, pragmas and raw transactions run alone, with no batch open.
  *
- * @example new Kysely<Database>({ dialect: sqliteDialect(openSqlite(file)) })
+ * @example new Kysely<Database>({ dialect: sqliteDialect(openSqlite(file), { reader: openSqliteReader(file) }) })
  */
-export function sqliteDialect(database: BetterSqlite3.Database): Dialect {
+export function sqliteDialect(database: BetterSqlite3.Database, options: SqliteDialectOptions = {}): Dialect {
   return {
     createAdapter: () => new SqliteAdapter(),
-    createDriver: () => new SqliteDriver(database),
+    createDriver: () => new SqliteDriver(database, options),
     createIntrospector: (db) => new SqliteIntrospector(db),
     createQueryCompiler: () => new SqliteQueryCompiler(),
   };
 }
 
-const BEGIN = CompiledQuery.raw('begin immediate');
-const COMMIT = CompiledQuery.raw('commit');
-const ROLLBACK = CompiledQuery.raw('rollback');
+const BEGIN = 'begin immediate';
 
-/** What Kysely holds while it runs a statement or a transaction: a turn on the one connection. */
+/** What Kysely holds while it runs a statement or a transaction. */
 class Turn implements DatabaseConnection {
+  /** Set while this turn is a batch member whose transaction is under way. */
+  member: { savepoint: string; batch: Batch } | undefined;
+
   constructor(private readonly driver: SqliteDriver) {}
 
   executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
@@ -52,14 +87,89 @@ class Turn implements DatabaseConnection {
   }
 }
 
-class SqliteDriver implements Driver {
-  readonly #statements = new Map<string, BetterSqlite3.Statement>();
-  readonly #idle: Turn[] = [];
-  /** The turn whose transaction is open, or which is next once it ends; waiting implies one. */
-  #holder: Turn | undefined;
-  readonly #waiting: { turn: Turn; go: () => void }[] = [];
+/** One open `BEGIN IMMEDIATE` transaction shared by its members, and the promise of its commit. */
+class Batch {
+  members = 0;
+  readonly openedAt = performance.now();
+  /** Set once the event loop has had a turn since the batch opened: commit when no member runs. */
+  due = false;
+  scheduled = false;
+  readonly committed: Promise<void>;
+  settle!: (error?: unknown) => void;
 
-  constructor(private readonly database: BetterSqlite3.Database) {}
+  constructor() {
+    this.committed = new Promise<void>((resolve, reject) => {
+      this.settle = (error) => (error === undefined ? resolve() : reject(error));
+    });
+    // A batch nobody waits on (every member rolled back) must not report an unhandled rejection.
+    this.committed.catch(() => undefined);
+  }
+}
+
+/**
+ * How a statement outside a transaction runs: a read on the reader; a write as a batch member of its
+ * own; anything else (schema, pragma, raw transaction control) alone.
+ */
+type Kind = 'read' | 'write' | 'alone';
+
+interface Waiter {
+  turn: Turn;
+  kind: 'member' | 'alone';
+  go: () => void;
+  fail: (error: unknown) => void;
+}
+
+class Statements {
+  readonly #cache = new Map<string, BetterSqlite3.Statement>();
+  constructor(readonly database: BetterSqlite3.Database) {}
+
+  get(sql: string): BetterSqlite3.Statement {
+    const cached = this.#cache.get(sql);
+    if (cached) return cached;
+    const statement = this.database.prepare(sql);
+    if (this.#cache.size >= MAX_CACHED_STATEMENTS) {
+      const oldest = this.#cache.keys().next().value;
+      if (oldest !== undefined) this.#cache.delete(oldest);
+    }
+    this.#cache.set(sql, statement);
+    return statement;
+  }
+
+  run(sql: string, parameters: readonly unknown[] = []): QueryResult<unknown> {
+    const statement = this.get(sql);
+    if (statement.reader) return { rows: statement.all(parameters) };
+    const { changes, lastInsertRowid } = statement.run(parameters);
+    return { numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid), rows: [] };
+  }
+}
+
+const TRANSACTION_CONTROL = /^\s*(begin|commit|end|rollback|savepoint|release)\b/i;
+const DATA_CHANGE = /^\s*(insert|update|delete|replace|with)\b/i;
+
+class SqliteDriver implements Driver {
+  readonly #writer: Statements;
+  readonly #reader: Statements | undefined;
+  readonly #kinds = new Map<string, Kind>();
+  readonly #idle: Turn[] = [];
+  readonly #queue: Waiter[] = [];
+  readonly #maxOperations: number;
+  readonly #maxOpenMs: number;
+  readonly #stats: GroupCommitStats;
+  /** The turn running on the writer now: a member under way, or a statement or raw transaction alone. */
+  #holder: Turn | undefined;
+  #batch: Batch | undefined;
+  #savepoints = 0;
+
+  constructor(
+    private readonly database: BetterSqlite3.Database,
+    options: SqliteDialectOptions,
+  ) {
+    this.#writer = new Statements(database);
+    this.#reader = options.reader ? new Statements(options.reader) : undefined;
+    this.#maxOperations = Math.max(1, options.groupCommit?.maxOperations ?? 256);
+    this.#maxOpenMs = options.groupCommit?.maxOpenMs ?? 20;
+    this.#stats = options.stats ?? { commits: 0, operations: 0, largest: 0 };
+  }
 
   async init(): Promise<void> {}
 
@@ -68,24 +178,28 @@ class SqliteDriver implements Driver {
   }
 
   async releaseConnection(turn: Turn): Promise<void> {
+    if (turn.member) this.#leave(turn, false);
     if (this.#holder === turn) {
-      // A transaction left open (a raw `begin` never ended) must not swallow the next statements.
-      if (this.database.inTransaction) this.#run(ROLLBACK);
-      this.#passTurn();
+      // A raw transaction left open (a `begin` never ended) must not swallow the next statements.
+      if (this.database.inTransaction) this.#writer.run('rollback');
+      this.#holder = undefined;
+      this.#next();
     }
     this.#idle.push(turn);
   }
 
   async beginTransaction(turn: Turn): Promise<void> {
-    await this.execute(turn, BEGIN);
+    await this.#enter(turn, 'member');
   }
 
   async commitTransaction(turn: Turn): Promise<void> {
-    await this.execute(turn, COMMIT);
+    // A member whose batch failed was told so already (its commit rejected); nothing is left to end.
+    if (!turn.member) return;
+    await this.#leave(turn, true).committed;
   }
 
   async rollbackTransaction(turn: Turn): Promise<void> {
-    await this.execute(turn, ROLLBACK);
+    if (turn.member) this.#leave(turn, false);
   }
 
   async savepoint(turn: Turn, name: string): Promise<void> {
@@ -101,55 +215,185 @@ class SqliteDriver implements Driver {
   }
 
   async destroy(): Promise<void> {
+    // The members of an open batch have been told nothing yet: commit them before closing.
+    if (this.#batch && this.#holder === undefined) this.#commit(this.#batch);
+    this.#reader?.database.close();
     this.database.close();
   }
 
   async execute(turn: Turn, query: CompiledQuery): Promise<QueryResult<unknown>> {
-    const turnTaken = this.#waitFor(turn);
-    if (turnTaken) await turnTaken;
+    const parameters = query.parameters as readonly unknown[];
+    if (this.#holder === turn) return this.#onWriter(query.sql, parameters);
+    const kind = this.#kindOf(query.sql);
+    if (kind === 'read' && this.#reader) return this.#reader.run(query.sql, parameters);
+    if (kind === 'write') {
+      await this.#enter(turn, 'member');
+      let result: QueryResult<unknown>;
+      try {
+        result = this.#onWriter(query.sql, parameters);
+      } catch (error) {
+        this.#leave(turn, false);
+        throw error;
+      }
+      await this.#leave(turn, true).committed;
+      return result;
+    }
+    await this.#enter(turn, 'alone');
     try {
-      return this.#run(query);
+      return this.#writer.run(query.sql, parameters);
     } finally {
-      this.#settle(turn);
+      // A raw `begin` keeps the writer for this turn until its transaction ends.
+      if (!this.database.inTransaction) {
+        this.#holder = undefined;
+        this.#next();
+      }
     }
   }
 
-  #run(query: CompiledQuery): QueryResult<unknown> {
-    const statement = this.#prepare(query.sql);
-    const parameters = query.parameters as unknown[];
-    if (statement.reader) return { rows: statement.all(parameters) };
-    const { changes, lastInsertRowid } = statement.run(parameters);
-    return { numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid), rows: [] };
-  }
-
-  #prepare(sql: string): BetterSqlite3.Statement {
-    const cached = this.#statements.get(sql);
-    if (cached) return cached;
-    const statement = this.database.prepare(sql);
-    if (this.#statements.size >= MAX_CACHED_STATEMENTS) {
-      const oldest = this.#statements.keys().next().value;
-      if (oldest !== undefined) this.#statements.delete(oldest);
+  /** A statement of the turn holding the writer; a failure that ended the whole transaction fails its batch. */
+  #onWriter(sql: string, parameters: readonly unknown[]): QueryResult<unknown> {
+    try {
+      return this.#writer.run(sql, parameters);
+    } catch (error) {
+      if (this.#batch && !this.database.inTransaction) this.#fail(this.#batch, error);
+      throw error;
     }
-    this.#statements.set(sql, statement);
-    return statement;
   }
 
-  /** Resolves at once unless another turn's transaction is open (or that turn is next). */
-  #waitFor(turn: Turn): Promise<void> | undefined {
-    if (this.#holder === undefined || this.#holder === turn) return undefined;
-    return new Promise((go) => this.#waiting.push({ turn, go }));
+  #kindOf(sql: string): Kind {
+    let kind = this.#kinds.get(sql);
+    if (kind === undefined) {
+      if (TRANSACTION_CONTROL.test(sql)) kind = 'alone';
+      else if (this.#writer.get(sql).readonly) kind = 'read';
+      else kind = DATA_CHANGE.test(sql) ? 'write' : 'alone';
+      if (this.#kinds.size >= MAX_CACHED_STATEMENTS) this.#kinds.clear();
+      this.#kinds.set(sql, kind);
+    }
+    return kind;
   }
 
-  /** After each statement: a turn that opened a transaction holds the connection until it ends. */
-  #settle(turn: Turn): void {
-    if (this.database.inTransaction) this.#holder = turn;
-    else if (this.#holder === turn) this.#passTurn();
+  /** Takes the writer for `turn`: at once when it is free for that kind of work, else in its turn. */
+  #enter(turn: Turn, kind: Waiter['kind']): Promise<void> | undefined {
+    const free =
+      this.#holder === undefined && (kind === 'member' ? this.#accepting() : this.#batch === undefined && this.#queue.length === 0);
+    if (free) {
+      this.#grant(turn, kind);
+      return undefined;
+    }
+    return new Promise((go, fail) => this.#queue.push({ turn, kind, go, fail }));
   }
 
-  #passTurn(): void {
-    const next = this.#waiting.shift();
-    this.#holder = next?.turn;
-    next?.go();
+  /** Whether a new member may start now: into the open batch while it takes newcomers, or a new batch. */
+  #accepting(): boolean {
+    const batch = this.#batch;
+    if (!batch) return this.#queue.length === 0;
+    return !batch.due && batch.members < this.#maxOperations && performance.now() - batch.openedAt < this.#maxOpenMs;
+  }
+
+  #grant(turn: Turn, kind: Waiter['kind']): void {
+    if (kind === 'alone') {
+      this.#holder = turn;
+      return;
+    }
+    if (!this.#batch) {
+      this.#writer.run(BEGIN);
+      this.#batch = new Batch();
+    }
+    const savepoint = `member_${++this.#savepoints}`;
+    this.#writer.run(`savepoint ${savepoint}`);
+    this.#batch.members++;
+    turn.member = { savepoint, batch: this.#batch };
+    this.#holder = turn;
+  }
+
+  /** Ends a member's part: kept (released into the batch) or undone; returns its batch, to wait for the commit. */
+  #leave(turn: Turn, keep: boolean): Batch {
+    const { savepoint, batch } = turn.member!;
+    turn.member = undefined;
+    if (this.#holder === turn) this.#holder = undefined;
+    if (this.#batch === batch) {
+      try {
+        if (!keep) this.#writer.run(`rollback to ${savepoint}`);
+        this.#writer.run(`release ${savepoint}`);
+        if (!keep) batch.members--;
+      } catch (error) {
+        if (!this.database.inTransaction) this.#fail(batch, error);
+        else throw error;
+      }
+    }
+    this.#next();
+    return batch;
+  }
+
+  /** Hands the writer on: to a waiting member while the batch takes newcomers, else commits, then serves the queue. */
+  #next(): void {
+    while (this.#holder === undefined) {
+      const batch = this.#batch;
+      if (batch) {
+        if (this.#accepting()) {
+          const index = this.#queue.findIndex((w) => w.kind === 'member');
+          if (index >= 0) {
+            this.#start(this.#queue.splice(index, 1)[0]!);
+            continue;
+          }
+          if (batch.members === 0) {
+            // Every member so far rolled back: there is nothing to wait for, nor to make durable.
+            this.#commit(batch);
+            continue;
+          }
+          if (!batch.scheduled) {
+            batch.scheduled = true;
+            // Whatever the event loop has already received (other requests) joins before the commit.
+            setImmediate(() => {
+              batch.due = true;
+              if (this.#batch === batch && this.#holder === undefined && this.database.open) this.#next();
+            });
+          }
+          return;
+        }
+        this.#commit(batch);
+      }
+      const waiter = this.#queue.shift();
+      if (!waiter) return;
+      this.#start(waiter);
+    }
+  }
+
+  #start(waiter: Waiter): void {
+    try {
+      this.#grant(waiter.turn, waiter.kind);
+    } catch (error) {
+      waiter.fail(error);
+      return;
+    }
+    waiter.go();
+  }
+
+  #commit(batch: Batch): void {
+    this.#batch = undefined;
+    if (batch.members === 0) {
+      // Every member rolled back: nothing to make durable.
+      this.#writer.run('rollback');
+      batch.settle();
+      return;
+    }
+    try {
+      this.#writer.run('commit');
+    } catch (error) {
+      if (this.database.inTransaction) this.#writer.run('rollback');
+      batch.settle(error);
+      return;
+    }
+    this.#stats.commits++;
+    this.#stats.operations += batch.members;
+    this.#stats.largest = Math.max(this.#stats.largest, batch.members);
+    batch.settle();
+  }
+
+  /** The batch's transaction is gone (SQLite rolled it back): none of its members is durable. */
+  #fail(batch: Batch, error: unknown): void {
+    if (this.#batch === batch) this.#batch = undefined;
+    batch.settle(error);
   }
 }
 

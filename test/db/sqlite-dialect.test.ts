@@ -5,8 +5,8 @@ import path from 'node:path';
 import { test, type TestContext } from 'node:test';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, sql } from 'kysely';
-import { openSqlite } from '../../src/db/database.js';
-import { sqliteDialect } from '../../src/db/sqlite-dialect.js';
+import { openSqlite, openSqliteReader } from '../../src/db/database.js';
+import { sqliteDialect, type GroupCommitOptions, type GroupCommitStats } from '../../src/db/sqlite-dialect.js';
 
 interface Tables {
   notes: { id: number; text: string };
@@ -57,7 +57,7 @@ test('a statement outside a transaction waits for an open one to end, and never 
   assert.equal(await during, 'changed', 'and then reads what was committed');
 });
 
-test('waiting statements and transactions take their turns in the order they came', async (ctx) => {
+test('without a reader, a read waits for the open batch to commit, and transactions that come meanwhile join that batch', async (ctx) => {
   const { db } = await notesDatabase(ctx);
   const first = heldTransaction(db, (trx) => trx.updateTable('notes').set({ text: 'one' }).where('id', '=', 1).execute());
   await first.isOpen;
@@ -66,8 +66,7 @@ test('waiting statements and transactions take their turns in the order they cam
   const second = db.transaction().execute((trx) => trx.updateTable('notes').set({ text: 'two' }).where('id', '=', 1).execute());
   first.release();
   await Promise.all([first.done, second]);
-  assert.equal(await read, 'one', 'the read came before the second transaction');
-  assert.equal(await textOf(db, 1), 'two');
+  assert.equal(await read, 'two', 'the read came after the one commit both transactions shared');
 });
 
 test('a transaction takes the write lock when it begins, so another process waits instead of failing half-way', async (ctx) => {
@@ -118,4 +117,131 @@ test('savepoints roll back part of a transaction', async (ctx) => {
     (await db.selectFrom('notes').select('id').orderBy('id').execute()).map((r) => r.id),
     [1, 2],
   );
+});
+
+/** A Kysely handle with group commit on a fresh notes file, with its statistics, a reader and a record of each commit. */
+async function groupCommitDatabase(ctx: TestContext, groupCommit: GroupCommitOptions = {}) {
+  const dir = mkdtempSync(path.join(tmpdir(), 'cards-group-'));
+  const file = path.join(dir, 'notes.db');
+  const raw = openSqlite(file);
+  raw.exec('create table notes (id integer primary key, text text not null)');
+  raw.exec("insert into notes values (1, 'first')");
+  const events: string[] = [];
+  const failNextCommit = { armed: false };
+  const prepare = raw.prepare.bind(raw);
+  raw.prepare = ((source: string) => {
+    const statement = prepare(source);
+    if (source !== 'commit') return statement;
+    const run = statement.run.bind(statement);
+    statement.run = ((...args: unknown[]) => {
+      if (failNextCommit.armed) {
+        failNextCommit.armed = false;
+        throw new Error('disk I/O error');
+      }
+      const result = run(...args);
+      events.push('commit');
+      return result;
+    }) as typeof statement.run;
+    return statement;
+  }) as typeof raw.prepare;
+  const stats: GroupCommitStats = { commits: 0, operations: 0, largest: 0 };
+  const db = new Kysely<Tables>({ dialect: sqliteDialect(raw, { reader: openSqliteReader(file), stats, groupCommit }) });
+  ctx.after(async () => {
+    await db.destroy();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const insert = (id: number) =>
+    db.transaction().execute(async (trx) => {
+      await trx
+        .insertInto('notes')
+        .values({ id, text: `note ${id}` })
+        .execute();
+      return id;
+    });
+  const ids = async () => (await db.selectFrom('notes').select('id').orderBy('id').execute()).map((r) => r.id);
+  return { db, raw, stats, events, failNextCommit, insert, ids };
+}
+
+test('transactions under way at one moment share one commit, and none is reported done before that commit', async (ctx) => {
+  const g = await groupCommitDatabase(ctx);
+  const done = await Promise.all(
+    [2, 3, 4, 5, 6].map((id) =>
+      g.insert(id).then((value) => {
+        g.events.push(`done ${value}`);
+        return value;
+      }),
+    ),
+  );
+  assert.deepEqual(done, [2, 3, 4, 5, 6]);
+  assert.deepEqual(g.stats, { commits: 1, operations: 5, largest: 5 });
+  assert.equal(g.events[0], 'commit', 'the commit came before any member heard it was done');
+  assert.deepEqual(await g.ids(), [1, 2, 3, 4, 5, 6]);
+});
+
+test('a member that fails is rolled back alone; its batch mates commit', async (ctx) => {
+  const g = await groupCommitDatabase(ctx);
+  const outcomes = await Promise.allSettled([
+    g.insert(2),
+    g.db.transaction().execute(async (trx) => {
+      await trx.insertInto('notes').values({ id: 3, text: 'undone' }).execute();
+      throw new Error('refused');
+    }),
+    g.insert(1), // a duplicate key: this statement fails, the member with it
+    g.insert(4),
+  ]);
+  assert.deepEqual(
+    outcomes.map((o) => o.status),
+    ['fulfilled', 'rejected', 'rejected', 'fulfilled'],
+  );
+  assert.equal(g.stats.commits, 1);
+  assert.equal(g.stats.operations, 2);
+  assert.deepEqual(await g.ids(), [1, 2, 4]);
+});
+
+test('a write outside a transaction joins the batch and is reported once committed', async (ctx) => {
+  const g = await groupCommitDatabase(ctx);
+  await Promise.all([g.insert(2), g.db.insertInto('notes').values({ id: 3, text: 'alone' }).execute(), g.insert(4)]);
+  assert.deepEqual(g.stats, { commits: 1, operations: 3, largest: 3 });
+  assert.deepEqual(await g.ids(), [1, 2, 3, 4]);
+});
+
+test('a lone transaction is committed without waiting for company', async (ctx) => {
+  const g = await groupCommitDatabase(ctx);
+  assert.equal(await g.insert(2), 2);
+  assert.equal(g.stats.commits, 1);
+  assert.equal(await g.insert(3), 3);
+  assert.equal(g.stats.commits, 2);
+});
+
+test('a batch is capped: more transactions than the cap take several commits', async (ctx) => {
+  const g = await groupCommitDatabase(ctx, { maxOperations: 3 });
+  await Promise.all([2, 3, 4, 5, 6, 7, 8].map((id) => g.insert(id)));
+  assert.equal(g.stats.largest, 3);
+  assert.equal(g.stats.operations, 7);
+  assert.ok(g.stats.commits >= 3);
+  assert.deepEqual(await g.ids(), [1, 2, 3, 4, 5, 6, 7, 8]);
+});
+
+test('a commit that fails fails every member of its batch, and none of their writes stays', async (ctx) => {
+  const g = await groupCommitDatabase(ctx);
+  g.failNextCommit.armed = true;
+  const outcomes = await Promise.allSettled([g.insert(2), g.insert(3), g.insert(4)]);
+  assert.deepEqual(
+    outcomes.map((o) => (o.status === 'rejected' ? String(o.reason) : 'done')),
+    ['Error: disk I/O error', 'Error: disk I/O error', 'Error: disk I/O error'],
+  );
+  assert.equal(g.raw.inTransaction, false);
+  assert.deepEqual(await g.ids(), [1]);
+  assert.equal(await g.insert(5), 5, 'the next batch commits as usual');
+  assert.deepEqual(await g.ids(), [1, 5]);
+});
+
+test('with a reader, a read answers at once during an open batch, with the last commit only', async (ctx) => {
+  const g = await groupCommitDatabase(ctx);
+  const held = heldTransaction(g.db, (trx) => trx.updateTable('notes').set({ text: 'uncommitted' }).where('id', '=', 1).execute());
+  await held.isOpen;
+  assert.equal(await textOf(g.db, 1), 'first');
+  held.release();
+  await held.done;
+  assert.equal(await textOf(g.db, 1), 'uncommitted');
 });
