@@ -94,7 +94,7 @@ test('simultaneous top-ups on one card batched together: exactly one wins, the r
 test('top-ups of many cards at once share commits, and each is present and exact afterwards', async (ctx) => {
   const t = await fileCore(ctx);
   const people = await Promise.all(Array.from({ length: 20 }, (_, i) => newCustomer(t, 100_000, `P${i}`)));
-  const cards = [];
+  const cards: Awaited<ReturnType<typeof newCard>>[] = [];
   for (const person of people) cards.push(await newCard(t, person));
   const before = commitsOf(t);
   const results = await Promise.all(people.map((p, i) => t.core.topup(p.caller, cards[i]!.id, { amount: 1_000 + i })));
