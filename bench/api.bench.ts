@@ -19,7 +19,8 @@ import { createLogger } from '../src/logger.js';
 // The HTTP path against a bare Fastify route doing the same database work with raw better-sqlite3
 // (same file, same pragmas: WAL, synchronous=FULL), in the same run, 50 connections:
 //   wallet-balance reads   target: API ≥ 60% of bare req/s
-//   top-ups off cooldown   target: API ≥ 60% of bare req/s, API p99 ≤ 1.5 × bare p99
+//   top-ups off cooldown   target: API ≥ 2 × bare req/s, API p99 ≤ bare p99 (the bare route commits each
+//                          top-up alone; the API's group commit lets the top-ups under way share one)
 // Each comparison runs in mirrored order (bare, API, API, bare) so a growing database favours neither. The load
 // generator runs in a worker thread, so the servers have the main thread to themselves.
 
@@ -283,9 +284,13 @@ export default async function (): Promise<void> {
         return load(url, { method: 'POST', headers, body: '{"amount":5}', requests: [{ setupRequest: setupRequest as never }] });
       };
     };
+    const commits = runtime.database.groupCommit!;
+    const before = { ...commits };
     const [bareWrites, apiWrites] = await mirrored([topups(bareUrl, '/bare/cards'), topups(apiUrl, '/api/v1/cards')]);
     const writes = { bare: bareWrites!, api: apiWrites! };
-    report('top-ups off cooldown', writes, { rps: 0.6, p99: 1.5 });
+    report('top-ups off cooldown', writes, { rps: 2, p99: 1 });
+    const perCommit = (commits.operations - before.operations) / Math.max(1, commits.commits - before.commits);
+    console.log(`  api group commit: ${perCommit.toFixed(1)} writes a commit on average, ${commits.largest} at most`);
     const ledger = await runtime.admin.checkLedger();
     console.log(
       `  ledger after the run: ${ledger.differences.length} differences, ${ledger.unbalancedJournals.length} unbalanced journals`,
