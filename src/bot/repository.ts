@@ -63,8 +63,8 @@ const recordOfChat = compiledOnce(2, (ex, chatId: number, conversationKey: strin
 
 /**
  * The chat's link and conversation state in one statement, compiled once: both are read on every
- * update of a private chat (never kept in memory, see `ChatLinks`), and one statement costs about half
- * of two.
+ * update of a private chat (never kept in memory, see `ChatLinks`). SQLite takes as long for the one as
+ * for the two; what is saved is a trip through Kysely's executor (measured: about 8 % of a menu press).
  */
 export async function readChatRecord(db: BotDb, chatId: number): Promise<ChatRecord> {
   const { rows } = await recordOfChat.execute(db as unknown as Executor, chatId, conversationKey(chatId));
