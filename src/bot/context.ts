@@ -3,11 +3,13 @@ import type { I18nFlavor } from '@grammyjs/i18n';
 import type { Context } from 'grammy';
 import type { Caller } from '../core/views.js';
 import type { Logger } from '../logger.js';
-import type { ChatLink } from './repository.js';
+import type { ChatLink, ChatRecord } from './repository.js';
 
 interface UpdateData {
   /** A child logger carrying the update id. */
   logger: Logger;
+  /** A private chat's link and conversation state as this update found them (read once, in one statement). */
+  chatRecord?: ChatRecord;
   /** The chat's link and the caller it stands for, when the chat is linked and the token still valid. */
   link?: ChatLink;
   caller?: Caller;

@@ -18,7 +18,7 @@ import { adminChatFeature } from './features/admin-chat.js';
 import { depositsFeature } from './features/deposits.js';
 import { checkoutFeature, successfulPaymentFeature } from './features/payments.js';
 import { createFunding } from '../core/funding.js';
-import { callerMiddleware, linkChat, linkFeature, requireLinked } from './features/link.js';
+import { callerMiddleware, chatRecordReader, linkChat, linkFeature, requireLinked } from './features/link.js';
 import { createMainMenu, menuFeature } from './features/menu.js';
 import { pastedTokenFeature } from './features/pasted-token.js';
 import { unhandledFeature } from './features/unhandled.js';
@@ -26,9 +26,9 @@ import { createI18n, createTranslators, localeOf, translations } from './i18n.js
 import { startOutboxLoop } from './outbox.js';
 import { newClaimant } from '../db/claims.js';
 import { claimPolling } from './poller-lease.js';
-import { botTables, CONVERSATION_KEY_PREFIX, ChatLinks } from './repository.js';
+import { botTables, ChatLinks } from './repository.js';
 import type { BotDeps, Services } from './services.js';
-import { kvStorage } from './storage.js';
+import { conversationStorage } from './storage.js';
 import { holdsApiToken } from './token-scan.js';
 import { ratelimiterStorage, WindowCounts } from '../window-counts.js';
 
@@ -193,12 +193,7 @@ export function createBot(deps: BotDeps, options: CreateBotOptions = {}): Bot<Bo
   const flowState = conversations<BotContext, ConversationContext>({
     // Version 2: the flows as one conversation, each entered with one object of arguments; state kept
     // under an earlier layout (version 1: positional arguments) is dropped.
-    storage: {
-      type: 'key',
-      version: 2,
-      adapter: kvStorage(s.db, deps.clock, CONVERSATION_KEY_PREFIX),
-      getStorageKey: (ctx) => ctx.chat?.id.toString(),
-    },
+    storage: { type: 'context', version: 2, adapter: conversationStorage(s.db, deps.clock) },
   });
   // The admins' chat may be a private chat too (one operator).
   const adminChat = adminChatFeature(s);
@@ -209,6 +204,7 @@ export function createBot(deps: BotDeps, options: CreateBotOptions = {}): Bot<Bo
     ctx.message?.successful_payment !== undefined || (deps.config.adminChatId !== undefined && ctx.chat?.id === deps.config.adminChatId);
   const chat = new Composer<BotContext>(
     (ctx, next) => (isPaidOrAdmin(ctx) ? paidOrAdmin(ctx, next) : next()),
+    chatRecordReader(s),
     flowState,
     callerMiddleware(s),
     cancelFeature(s),

@@ -5,7 +5,7 @@ import type { BotContext } from '../context.js';
 import { refusalMessage, toRefusal } from '../errors.js';
 import { localeOf } from '../i18n.js';
 import { loggableError } from '../../log-safe.js';
-import { chatLocaleKey, writeKv } from '../repository.js';
+import { chatLocaleKey, readChatRecord, writeKv } from '../repository.js';
 import type { Services } from '../services.js';
 import { mainMenuText, type MainMenu } from './menu.js';
 
@@ -13,12 +13,26 @@ import { mainMenuText, type MainMenu } from './menu.js';
 const TOKEN_SHAPE = /^\S{16,200}$/;
 
 /**
+ * Reads a private chat's link and conversation state in one statement, for the conversations plugin
+ * (src/bot/storage.ts) and `callerMiddleware`. Read on every update, never kept: a link or a flow ended
+ * by another process is seen at once.
+ */
+export function chatRecordReader(s: Services) {
+  return async (ctx: BotContext, next: () => Promise<void>) => {
+    if (ctx.chat?.type === 'private') ctx.chatRecord = await readChatRecord(s.db, ctx.chat.id);
+    await next();
+  };
+}
+
+/**
  * Resolves the chat's link to a caller on every update, so a revoked token stops working at once.
- * A revoked link is forgotten, and the user told once.
+ * A revoked link is forgotten, and the user told once. The link is the one `chatRecordReader` read,
+ * when it ran.
  */
 export function callerMiddleware(s: Services) {
   return async (ctx: BotContext, next: () => Promise<void>) => {
-    const link = ctx.chat?.type === 'private' ? await s.links.find(ctx.chat.id) : undefined;
+    const chat = ctx.chat?.type === 'private' ? ctx.chat : undefined;
+    const link = chat && (ctx.chatRecord ? ctx.chatRecord.link : await s.links.find(chat.id));
     if (link) {
       try {
         ctx.caller = await s.core.authenticateByTokenHash(link.tokenHash);
@@ -30,7 +44,7 @@ export function callerMiddleware(s: Services) {
         await ctx.conversation.exitAll();
         if (stillLinked) await ctx.reply(ctx.t('link-revoked', { message: refusalMessage(ctx.t, toRefusal(error)) }));
       }
-    } else if (ctx.chat?.type === 'private' && Object.keys(ctx.conversation.active()).length > 0) {
+    } else if (chat && Object.keys(ctx.conversation.active()).length > 0) {
       // A link ended elsewhere (a revocation, `links remove`) ends the chat's flow too, even one this
       // process still holds in memory.
       await ctx.conversation.exitAll();

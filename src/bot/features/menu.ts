@@ -1,13 +1,13 @@
-import { Menu, type MenuButton } from '@grammyjs/menu';
 import { Composer } from 'grammy';
 import type { BotContext } from '../context.js';
 import { enterFlow } from '../conversations/flows.js';
 import { cardShortcut } from './cards.js';
 import { showAddMoney } from './deposits.js';
+import { FixedMenu, type FixedButton } from '../fixed-menu.js';
 import { cardListScreen, show, transactionsScreen, walletScreen } from '../screens.js';
 import type { Services } from '../services.js';
 
-export type MainMenu = Menu<BotContext>;
+export type MainMenu = FixedMenu<BotContext>;
 
 export const mainMenuText = (ctx: BotContext) => ctx.t('menu-title');
 
@@ -25,35 +25,37 @@ const MAIN_MENU_LAYOUT = 'main:3';
 export function createMainMenu(s: Services): MainMenu {
   // Each button answers its press itself, beside its handler as the plugin does (whose own answer builds
   // a composer and a fork on every press).
-  const button = (label: string, handler: (ctx: BotContext) => unknown): MenuButton<BotContext> => ({
-    text: (ctx) => ctx.t(label),
-    middleware: [(ctx) => Promise.all([ctx.answerCallbackQuery(), handler(ctx)])],
+  const button = (label: string, handler: (ctx: BotContext) => unknown): FixedButton<BotContext> => ({
+    label: (ctx) => ctx.t(label),
+    press: (ctx) => Promise.all([ctx.answerCallbackQuery(), handler(ctx)]),
   });
-  return new Menu<BotContext>('main', {
-    autoAnswer: false,
-    fingerprint: () => MAIN_MENU_LAYOUT,
-    // An outdated menu is answered in the user's language and drawn again as it is now.
-    onMenuOutdated: async (ctx) => {
-      await ctx.answerCallbackQuery({ text: ctx.t('button-expired') });
-      await ctx.menu.update();
+  return new FixedMenu<BotContext>(
+    'main',
+    {
+      autoAnswer: false,
+      fingerprint: () => MAIN_MENU_LAYOUT,
+      // An outdated menu is answered in the user's language and drawn again as it is now.
+      onMenuOutdated: async (ctx) => {
+        await ctx.answerCallbackQuery({ text: ctx.t('button-expired') });
+        await ctx.menu.update();
+      },
     },
-  }).append([
-    // One block of rows rather than a chain of `.text()` and `.row()`: the plugin lays a menu out again
-    // on every press, one step per chained call.
     [
-      button('menu-wallet', async (ctx) => show(ctx, await walletScreen(ctx, s), 'reply')),
-      button('menu-cards', async (ctx) => show(ctx, await cardListScreen(ctx, s), 'reply')),
+      [
+        button('menu-wallet', async (ctx) => show(ctx, await walletScreen(ctx, s), 'reply')),
+        button('menu-cards', async (ctx) => show(ctx, await cardListScreen(ctx, s), 'reply')),
+      ],
+      [button('menu-topup', (ctx) => cardShortcut(ctx, s, 'topup')), button('menu-add-money', (ctx) => showAddMoney(ctx, s))],
+      [
+        button('menu-new-card', (ctx) => enterFlow.createCard(ctx)),
+        button('menu-transactions', async (ctx) => show(ctx, await transactionsScreen(ctx, s, 1), 'reply')),
+      ],
+      [
+        button('menu-otps', async (ctx) => show(ctx, await cardListScreen(ctx, s, 'otps'), 'reply')),
+        button('menu-help', (ctx) => ctx.reply(ctx.t('help', { ttl: s.config.sensitiveTtlSeconds }))),
+      ],
     ],
-    [button('menu-topup', (ctx) => cardShortcut(ctx, s, 'topup')), button('menu-add-money', (ctx) => showAddMoney(ctx, s))],
-    [
-      button('menu-new-card', (ctx) => enterFlow.createCard(ctx)),
-      button('menu-transactions', async (ctx) => show(ctx, await transactionsScreen(ctx, s, 1), 'reply')),
-    ],
-    [
-      button('menu-otps', async (ctx) => show(ctx, await cardListScreen(ctx, s, 'otps'), 'reply')),
-      button('menu-help', (ctx) => ctx.reply(ctx.t('help', { ttl: s.config.sensitiveTtlSeconds }))),
-    ],
-  ]);
+  );
 }
 
 export function menuFeature(s: Services, mainMenu: MainMenu): Composer<BotContext> {
