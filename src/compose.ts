@@ -6,6 +6,7 @@ import { systemClock, type Clock } from './core/clock.js';
 import { createSandboxMailbox } from './core/mailbox.js';
 import { SandboxCardProvider } from './core/provider.js';
 import { announcingCommits, CommittedEvents } from './core/events.js';
+import { createPendingOperations } from './core/pending-operations.js';
 import { createCardService, type CardService } from './core/service.js';
 import { defaultCoreSettings, type CoreSettings } from './core/settings.js';
 import { openDatabase, type OpenDatabase } from './db/database.js';
@@ -67,6 +68,9 @@ export async function startCore(options: CoreOptions): Promise<CoreRuntime> {
     };
     const admin = createAdminService(deps);
     await admin.seedDefaults();
+    // Before anything is served: operations a crash left waiting on the provider are settled as failed.
+    const recovered = await createPendingOperations(deps.db, clock).recover();
+    if (recovered.length > 0) options.logger?.warn({ operations: recovered }, 'settled interrupted provider operations as failed');
     const close = async () => {
       await committedEvents.close();
       await database.close();

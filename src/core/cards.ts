@@ -1,13 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import type { Executor } from '../db/schema.js';
-import { accountBalance, findOwnedCard, lockedBalance, selectCards } from './card-queries.js';
+import type { BinRow, Executor, PlanRow } from '../db/schema.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { accountBalance, findOwnedCard, lockedBalance, lockedCardStatus, selectCards } from './card-queries.js';
 import { sealCardData } from './card-data-keys.js';
 import { recordCardTransaction } from './card-records.js';
 import { createCooldowns, runAttempt } from './cooldowns.js';
 import type { CoreDeps } from './deps.js';
 import { callProvider, CardServiceError } from './errors.js';
+import { createPendingOperations } from './pending-operations.js';
 import { createAccount, postJournal, SYSTEM_ACCOUNTS, systemAccountId } from './ledger.js';
 import { maskPan } from './luhn.js';
+import type { IssuedCard } from './provider.js';
 import { percentOf, type Cents } from './money.js';
 import { inputGuards, type CreateCardInput } from './schemas.js';
 import type { OperationHooks } from './service.js';
@@ -15,15 +18,32 @@ import {
   toCard,
   type Caller,
   type Card,
+  type CardWithBalance,
   type CloseResult,
   type CreationQuote,
   type SensitiveCardDetails,
   type StatusChange,
 } from './views.js';
 
+/** What the creation's last transaction writes a card from. */
+interface IssuedCardRecord {
+  caller: Caller;
+  cardId: string;
+  name: string;
+  bin: BinRow;
+  plan: PlanRow;
+  issued: IssuedCard;
+  at: string;
+}
+
+/** How long a close refused by another close's cooldown waits for that close's outcome, and how often it looks. */
+const CLOSE_WAIT_MS = 30_000;
+const CLOSE_POLL_MS = 20;
+
 export function createCardOperations({ db, clock, provider, cipher, settings }: CoreDeps) {
   const guard = inputGuards(settings);
   const cooldowns = createCooldowns(settings);
+  const pending = createPendingOperations(db, clock);
 
   /** A coupon that can be redeemed now (read only); refuses an unusable one with its reason. */
   async function usableCoupon(ex: Executor, couponId: string, now: Date) {
@@ -71,6 +91,73 @@ export function createCardOperations({ db, clock, provider, cipher, settings }: 
     return { bin, plan };
   }
 
+  /** The issued card, its account and the BIN's initial balance on it, in the creation's last transaction. */
+  async function writeCard(trx: Executor, { caller, cardId, name, bin, plan, issued, at }: IssuedCardRecord): Promise<void> {
+    const accountId = await createAccount(trx, 'card', at);
+    const initialBalance = Number(bin.initial_balance);
+    await trx
+      .insertInto('cards')
+      .values({
+        id: cardId,
+        user_id: caller.userId,
+        account_id: accountId,
+        bin_id: bin.id,
+        plan_id: plan.id,
+        name,
+        category: bin.wallet ? 'Wallet' : 'Online',
+        status: 'active',
+        currency: bin.currency,
+        three_ds: bin.three_ds,
+        masked_pan: maskPan(issued.pan),
+        ...(await sealCardData(trx, cipher, cardId, issued)),
+        exp: issued.exp,
+        provider_card_id: issued.providerCardId ?? `tmp_${randomUUID()}`,
+        provider_ready: issued.providerCardId ? 1 : 0,
+        address: JSON.stringify(issued.address),
+        limit_amount: plan.limit_amount,
+        deposit: initialBalance,
+        last_topup_attempt_at: null,
+        last_withdraw_attempt_at: null,
+        created_at: at,
+        updated_at: at,
+      })
+      .execute();
+    if (initialBalance > 0) {
+      const funded = await postJournal(trx, {
+        reference: `initial-balance:${cardId}`,
+        kind: 'initial_balance',
+        at,
+        postings: [
+          { accountId, amount: initialBalance },
+          { accountId: await systemAccountId(trx, SYSTEM_ACCOUNTS.promotions), amount: -initialBalance, system: true },
+        ],
+      });
+      await recordCardTransaction(trx, {
+        cardId,
+        userId: caller.userId,
+        journalId: funded?.journalId ?? null,
+        status: 'Approved',
+        side: 'Credit',
+        type: 'initial_balance',
+        amount: initialBalance,
+        currency: bin.currency,
+        merchantName: 'Initial balance',
+        at,
+      });
+    }
+  }
+
+  /**
+   * Whether the card is closed once no closure of it waits on the provider any more (a close refused
+   * by the cooldown another close took answers with that close's outcome, as when they queued on a lock).
+   */
+  async function closedOnceSettled(caller: Caller, cardId: string): Promise<boolean> {
+    for (let waited = 0; waited < CLOSE_WAIT_MS && (await pending.closing(cardId)); waited += CLOSE_POLL_MS) {
+      await sleep(CLOSE_POLL_MS);
+    }
+    return (await findOwnedCard(db, caller, cardId)).status === 'closed';
+  }
+
   return {
     /**
      * What creating a card would cost (an extension for the bot's summary): the fee after the coupon
@@ -86,85 +173,52 @@ export function createCardOperations({ db, clock, provider, cipher, settings }: 
       return { planFee, fee, walletBalance, walletAfter: walletBalance - fee, initialBalance: Number(bin.initial_balance) };
     },
 
-    /** Creates a card: the plan's fee (less any coupon) from the wallet, the BIN's initial balance onto the card. */
+    /**
+     * Creates a card: the plan's fee (less any coupon) from the wallet, the BIN's initial balance onto the
+     * card. Checked in this order: BIN, plan, coupon, wallet, provider. The fee is held and the coupon
+     * redeemed before the provider issues the card (outside any transaction); a provider refusal gives
+     * both back, and no card is written.
+     */
     async createCard(caller: Caller, input: CreateCardInput, hooks: OperationHooks<Card> = {}): Promise<Card> {
       guard.createCard(input);
       const now = clock.now();
       const at = now.toISOString();
       const cardId = randomUUID();
-      return db.transaction().execute(async (trx) => {
-        const { bin, plan } = await binAndPlan(trx, input);
-
-        const fee = await creationFee(trx, Number(plan.creation_fee), input.coupon_id, now);
-        const revenue = await systemAccountId(trx, SYSTEM_ACCOUNTS.revenue);
-        const charged = await postJournal(trx, {
-          reference: `creation-fee:${cardId}`,
-          kind: 'creation_fee',
+      const { bin, plan } = await db.transaction().execute(async (trx) => {
+        await pending.recoverStale(trx, caller.userId, now);
+        const chosen = await binAndPlan(trx, input);
+        const fee = await creationFee(trx, Number(chosen.plan.creation_fee), input.coupon_id, now);
+        const held = await pending.hold(trx, {
+          id: cardId,
+          kind: 'create_card',
+          userId: caller.userId,
+          cardId,
+          accountId: caller.walletAccountId,
+          amount: fee,
+          couponId: input.coupon_id ?? null,
           at,
-          postings: [
-            { accountId: caller.walletAccountId, amount: -fee },
-            { accountId: revenue, amount: fee, system: true },
-          ],
         });
-        if (!charged) throw new CardServiceError('INSUFFICIENT_BALANCE', { required: fee });
-
-        const issued = await callProvider('issue', () => provider.issue({ bin: bin.bin, country: bin.country, name: input.name }));
-        const accountId = await createAccount(trx, 'card', at);
-        const initialBalance = Number(bin.initial_balance);
-        await trx
-          .insertInto('cards')
-          .values({
-            id: cardId,
-            user_id: caller.userId,
-            account_id: accountId,
-            bin_id: bin.id,
-            plan_id: plan.id,
-            name: input.name,
-            category: bin.wallet ? 'Wallet' : 'Online',
-            status: 'active',
-            currency: bin.currency,
-            three_ds: bin.three_ds,
-            masked_pan: maskPan(issued.pan),
-            ...(await sealCardData(trx, cipher, cardId, issued)),
-            exp: issued.exp,
-            provider_card_id: issued.providerCardId ?? `tmp_${randomUUID()}`,
-            provider_ready: issued.providerCardId ? 1 : 0,
-            address: JSON.stringify(issued.address),
-            limit_amount: plan.limit_amount,
-            deposit: initialBalance,
-            last_topup_attempt_at: null,
-            last_withdraw_attempt_at: null,
-            created_at: at,
-            updated_at: at,
-          })
-          .execute();
-        if (initialBalance > 0) {
-          const funded = await postJournal(trx, {
-            reference: `initial-balance:${cardId}`,
-            kind: 'initial_balance',
-            at,
-            postings: [
-              { accountId, amount: initialBalance },
-              { accountId: await systemAccountId(trx, SYSTEM_ACCOUNTS.promotions), amount: -initialBalance, system: true },
-            ],
-          });
-          await recordCardTransaction(trx, {
-            cardId,
-            userId: caller.userId,
-            journalId: funded?.journalId ?? null,
-            status: 'Approved',
-            side: 'Credit',
-            type: 'initial_balance',
-            amount: initialBalance,
-            currency: bin.currency,
-            merchantName: 'Initial balance',
-            at,
-          });
-        }
-        const card = toCard(await findOwnedCard(trx, caller, cardId));
-        await hooks.commit?.(trx, card);
-        return card;
+        if (!held) throw new CardServiceError('INSUFFICIENT_BALANCE', { required: fee });
+        return chosen;
       });
+      const issued = await pending.callProvider(cardId, 'issue', () =>
+        provider.issue({ bin: bin.bin, country: bin.country, name: input.name }),
+      );
+      return pending.finish(
+        cardId,
+        async (trx, operation) => {
+          await pending.settleHold(trx, operation, {
+            accountId: await systemAccountId(trx, SYSTEM_ACCOUNTS.revenue),
+            system: true,
+            reference: `creation-fee:${cardId}`,
+            kind: 'creation_fee',
+            at,
+          });
+          await writeCard(trx, { caller, cardId, name: input.name, bin, plan, issued, at });
+          return toCard(await findOwnedCard(trx, caller, cardId));
+        },
+        hooks,
+      );
     },
 
     async getCard(caller: Caller, cardId: string): Promise<Card> {
@@ -226,25 +280,35 @@ export function createCardOperations({ db, clock, provider, cipher, settings }: 
     /**
      * Closes for good: the provider terminates the card, its whole balance returns to the wallet.
      * Checked in this order: card found, already closed, not ready, cooldown (shared with
-     * withdrawals; the attempt then counts even when the provider refuses), provider.
+     * withdrawals; the attempt then counts even when the provider refuses), provider. The provider is
+     * called outside any transaction; the balance is read and moved once it has terminated the card.
      */
     async close(caller: Caller, cardId: string): Promise<CloseResult> {
       const now = clock.now();
       const at = now.toISOString();
-      return runAttempt(db, async (trx) => {
-        const card = await findOwnedCard(trx, caller, cardId);
-        if (card.status === 'closed') throw new CardServiceError('ALREADY_CLOSED');
-        if (!card.provider_ready) throw new CardServiceError('CARD_NOT_READY_CLOSE');
-        try {
-          await cooldowns.withdrawal.claim(trx, caller, card.id, now);
-        } catch (refusal) {
-          // A close that ran beside this one (Postgres) took the cooldown first: say what happened.
-          const closedMeanwhile = refusal instanceof CardServiceError && (await findOwnedCard(trx, caller, cardId)).status === 'closed';
-          throw closedMeanwhile ? new CardServiceError('ALREADY_CLOSED') : refusal;
-        }
-        // Locked before the provider terminates the card: no purchase or refund slips in between.
+      const operationId = randomUUID();
+      let card: CardWithBalance;
+      try {
+        card = await runAttempt(db, async (trx) => {
+          await pending.recoverStale(trx, caller.userId, now);
+          const found = await findOwnedCard(trx, caller, cardId);
+          if (found.status === 'closed') throw new CardServiceError('ALREADY_CLOSED');
+          if (!found.provider_ready) throw new CardServiceError('CARD_NOT_READY_CLOSE');
+          await cooldowns.withdrawal.claim(trx, caller, found.id, now);
+          await pending.record(trx, { id: operationId, kind: 'close', userId: caller.userId, cardId: found.id, at });
+          return found;
+        });
+      } catch (refusal) {
+        // A close that ran beside this one took the cooldown first: say what it did, once it is done.
+        const closedMeanwhile =
+          refusal instanceof CardServiceError && refusal.code === 'WITHDRAW_COOLDOWN' && (await closedOnceSettled(caller, cardId));
+        throw closedMeanwhile ? new CardServiceError('ALREADY_CLOSED') : refusal;
+      }
+      await pending.callProvider(operationId, 'close', () => provider.terminate(card.provider_card_id));
+      return pending.finish(operationId, async (trx) => {
+        // Locked before the balance: a purchase or refund beside this one decides first or waits.
+        if ((await lockedCardStatus(trx, card.id)) === 'closed') throw new CardServiceError('ALREADY_CLOSED');
         const balance = await lockedBalance(trx, card.account_id);
-        await callProvider('close', () => provider.terminate(card.provider_card_id));
         let transactionId: string | null = null;
         let invoiceId: number | null = null;
         if (balance > 0) {

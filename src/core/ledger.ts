@@ -13,6 +13,11 @@ export const SYSTEM_ACCOUNTS = {
   revenue: 'platform:revenue',
   /** Pays the BINs' initial card balances. */
   promotions: 'platform:initial-balances',
+  /**
+   * Money held while the card provider is called outside a transaction (a withdrawal's amount, a
+   * creation's fee): its entries sum to what `pending_operations` holds, zero when nothing is pending.
+   */
+  inFlight: 'platform:in-flight',
 } as const;
 export type SystemAccount = (typeof SYSTEM_ACCOUNTS)[keyof typeof SYSTEM_ACCOUNTS];
 

@@ -4,9 +4,10 @@ import { accountBalance, checkCardId, findOwnedCard, lockedBalance } from './car
 import { recordCardTransaction } from './card-records.js';
 import { createCooldowns, runAttempt } from './cooldowns.js';
 import type { CoreDeps } from './deps.js';
-import { callProvider, CardServiceError } from './errors.js';
+import { CardServiceError } from './errors.js';
 import { platformFeeFor } from './fees.js';
 import { postJournal, SYSTEM_ACCOUNTS, systemAccountId } from './ledger.js';
+import { createPendingOperations } from './pending-operations.js';
 import { inputGuards, type AmountInput } from './schemas.js';
 import type { OperationHooks } from './service.js';
 import type { Cents } from './money.js';
@@ -43,6 +44,7 @@ export function createMovementOperations({ db, clock, provider, settings }: Core
   let revenueAccount: number | undefined;
   const guard = inputGuards(settings);
   const cooldowns = createCooldowns(settings);
+  const pending = createPendingOperations(db, clock);
 
   return {
     /** What a top-up would cost, without attempting it (a quote starts no cooldown). */
@@ -145,8 +147,9 @@ export function createMovementOperations({ db, clock, provider, settings }: Core
 
     /**
      * Spec 4.7, checked in this order: card found, cooldown (the attempt then counts, whatever
-     * refuses it next), card closed, not ready, card balance, provider. The provider first, then
-     * the wallet, in one transaction.
+     * refuses it next), card closed, not ready, card balance, provider. The provider first, then the
+     * wallet: the amount is held off the card before the provider is called (outside any transaction)
+     * and reaches the wallet once it has withdrawn; a provider refusal gives it back to the card.
      */
     async withdraw(
       caller: Caller,
@@ -157,25 +160,36 @@ export function createMovementOperations({ db, clock, provider, settings }: Core
       guard.withdraw(amount);
       const now = clock.now();
       const at = now.toISOString();
-      return runAttempt(
-        db,
-        async (trx) => {
-          const card = await cooldowns.withdrawal.claim(trx, caller, cardId, now);
-          if (card.status === 'closed') throw new CardServiceError('CARD_CLOSED');
-          if (!card.provider_ready) throw new CardServiceError('CARD_NOT_READY_WITHDRAW');
-          const available = await lockedBalance(trx, card.account_id);
-          if (amount > available) throw new CardServiceError('INSUFFICIENT_CARD_BALANCE', { available, requested: amount });
-          await callProvider('withdraw from', () => provider.withdraw(card.provider_card_id, amount));
-          const posted = await postJournal(trx, {
-            reference: `withdraw:${randomUUID()}`,
+      const operationId = randomUUID();
+      const card = await runAttempt(db, async (trx) => {
+        await pending.recoverStale(trx, caller.userId, now);
+        const card = await cooldowns.withdrawal.claim(trx, caller, cardId, now);
+        if (card.status === 'closed') throw new CardServiceError('CARD_CLOSED');
+        if (!card.provider_ready) throw new CardServiceError('CARD_NOT_READY_WITHDRAW');
+        const available = await lockedBalance(trx, card.account_id);
+        if (amount > available) throw new CardServiceError('INSUFFICIENT_CARD_BALANCE', { available, requested: amount });
+        const held = await pending.hold(trx, {
+          id: operationId,
+          kind: 'withdraw',
+          userId: caller.userId,
+          cardId: card.id,
+          accountId: card.account_id,
+          amount,
+          at,
+        });
+        if (!held) throw new CardServiceError('INSUFFICIENT_CARD_BALANCE', { available, requested: amount });
+        return card;
+      });
+      await pending.callProvider(operationId, 'withdraw from', () => provider.withdraw(card.provider_card_id, amount));
+      return pending.finish(
+        operationId,
+        async (trx, operation) => {
+          const posted = await pending.settleHold(trx, operation, {
+            accountId: caller.walletAccountId,
+            reference: `withdraw:${operationId}`,
             kind: 'withdrawal',
             at,
-            postings: [
-              { accountId: card.account_id, amount: -amount },
-              { accountId: caller.walletAccountId, amount },
-            ],
           });
-          if (!posted) throw new CardServiceError('INSUFFICIENT_CARD_BALANCE', { available, requested: amount });
           const transactionId = await recordCardTransaction(trx, {
             cardId: card.id,
             userId: caller.userId,
@@ -193,7 +207,7 @@ export function createMovementOperations({ db, clock, provider, settings }: Core
             transactionId,
             invoiceId: posted.journalId,
             walletBalance: posted.balances.get(caller.walletAccountId) ?? 0,
-            newCardBalance: posted.balances.get(card.account_id) ?? 0,
+            newCardBalance: await accountBalance(trx, card.account_id),
             amountWithdrawn: amount,
           };
         },

@@ -27,7 +27,10 @@ export class ProviderError extends Error {
   override readonly name = 'ProviderError';
 }
 
-/** The card provider: the one place cards really live. The core calls it inside its transactions. */
+/**
+ * The card provider: the one place cards really live. The core calls it outside any transaction, between
+ * recording the operation and settling it (src/core/pending-operations.ts).
+ */
 export interface CardProvider {
   issue(request: { bin: string; country: string; name: string }): Promise<IssuedCard>;
   freeze(providerCardId: string): Promise<void>;

@@ -174,6 +174,26 @@ export interface OutboxTable {
   claimed_until: string | null;
 }
 
+/**
+ * An operation waiting on the card provider (src/core/pending-operations.ts): what it holds, until it is
+ * settled and its row deleted.
+ */
+export interface PendingOperationsTable {
+  id: string;
+  kind: 'withdraw' | 'close' | 'create_card';
+  user_id: string;
+  /** The card operated on; for a creation, the id the new card will have. */
+  card_id: string;
+  /** The account the amount was held from; null when nothing is held (a closure). */
+  account_id: number | null;
+  amount: number;
+  /** The journal that moved `amount` into the in-flight account; null when nothing is held. */
+  hold_journal_id: number | null;
+  /** The coupon a creation redeemed. */
+  coupon_id: string | null;
+  created_at: string;
+}
+
 export interface Database {
   users: UsersTable;
   api_tokens: ApiTokensTable;
@@ -190,6 +210,7 @@ export interface Database {
   card_otps: CardOtpsTable;
   sandbox_mailbox: SandboxMailboxTable;
   outbox: OutboxTable;
+  pending_operations: PendingOperationsTable;
 }
 
 export type Db = Kysely<Database>;
@@ -206,3 +227,4 @@ export type CouponRow = Selectable<CouponsTable>;
 export type CardTransactionRow = Selectable<CardTransactionsTable>;
 export type CardOtpRow = Selectable<CardOtpsTable>;
 export type OutboxRow = Selectable<OutboxTable>;
+export type PendingOperationRow = Selectable<PendingOperationsTable>;
