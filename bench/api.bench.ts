@@ -25,7 +25,10 @@ import { createLogger } from '../src/logger.js';
 // generator runs in a worker thread, so the servers have the main thread to themselves.
 
 const CONNECTIONS = 50;
-const SLICE_SECONDS = 4;
+/** Seconds per measured slice; `BENCH_API_SLICE_SECONDS` shortens or lengthens every slice. */
+const SLICE_SECONDS = Number(process.env.BENCH_API_SLICE_SECONDS ?? 4);
+/** `BENCH_API_PART=reads` runs the wallet-balance reads only (repeated runs while working on the read path). */
+const READS_ONLY = process.env.BENCH_API_PART === 'reads';
 const CARDS = 5000;
 /**
  * One token at 50 connections is far over any sane per-token limit, so the request limits are off by
@@ -264,6 +267,7 @@ export default async function (): Promise<void> {
     report('wallet-balance reads', reads, { rps: 0.6 });
     console.log(row('core direct', directReads!));
     console.log(`  api/core-direct req/s ${((reads.api.rps / directReads!.rps) * 100).toFixed(0)}% (the API layer's own cost)`);
+    if (READS_ONLY) return;
 
     // Cards in turn, each visited at most every CARDS / throughput seconds: off its 1 s cooldown.
     // (In workers mode autocannon takes request hooks as module files.)

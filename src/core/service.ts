@@ -31,6 +31,8 @@ const recordUse = compiledOnce(2, (ex, tokenId: string, at: string) =>
 
 /** A token's last use is written at most this often: a write per request would make every read a write. */
 const LAST_USE_RESOLUTION_MS = 60_000;
+/** Tokens whose last write this process remembers; past that it forgets them all (a few writes twice, no harm). */
+const MAX_REMEMBERED_USES = 10_000;
 
 /**
  * The card service: every operation of the interface as a function of a caller. The HTTP API and
@@ -44,14 +46,26 @@ const LAST_USE_RESOLUTION_MS = 60_000;
 export function createCardService(deps: CoreDeps) {
   const { db, clock, settings } = deps;
 
+  // When this process last wrote (or began writing) each token's last use. Requests that read the row
+  // before that write committed leave it be: 50 requests crossing the minute at once write once, not 50 times.
+  const useWrittenAt = new Map<string, number>();
+
   /** The caller behind a token's hash; its last use is recorded (at most once a minute). Runs on every request: compiled once. */
   async function authenticateByTokenHash(tokenHash: string): Promise<Caller> {
     const { rows } = await callerByTokenHash.execute(db, tokenHash);
     const row = rows[0];
     if (!row) throw new CardServiceError('INVALID_TOKEN');
-    const now = clock.now();
-    if (row.lastUsedAt === null || now.getTime() - Date.parse(row.lastUsedAt) >= LAST_USE_RESOLUTION_MS) {
-      await recordUse.execute(db, row.tokenId, now.toISOString());
+    const now = clock.now().getTime();
+    const lastUse = Math.max(row.lastUsedAt === null ? -Infinity : Date.parse(row.lastUsedAt), useWrittenAt.get(row.tokenId) ?? -Infinity);
+    if (now - lastUse >= LAST_USE_RESOLUTION_MS) {
+      if (useWrittenAt.size >= MAX_REMEMBERED_USES) useWrittenAt.clear();
+      useWrittenAt.set(row.tokenId, now);
+      try {
+        await recordUse.execute(db, row.tokenId, new Date(now).toISOString());
+      } catch (error) {
+        useWrittenAt.delete(row.tokenId);
+        throw error;
+      }
     }
     return { userId: row.userId, walletAccountId: Number(row.walletAccountId) };
   }
