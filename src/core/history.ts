@@ -78,14 +78,21 @@ export function createHistoryOperations({ db, mailbox, settings, clock }: CoreDe
       let base = db.selectFrom('card_transactions').where('card_transactions.user_id', '=', caller.userId);
       if (query.card_id !== undefined) base = base.where('card_transactions.card_id', '=', query.card_id);
       const total = await transactionCount(caller, query.card_id);
-      const rows = await base
+      const lines = base
         .innerJoin('cards', 'cards.id', 'card_transactions.card_id')
         .selectAll('card_transactions')
-        .select(['cards.name as card_name', 'cards.masked_pan as masked_pan'])
-        .orderBy('card_transactions.seq', 'desc')
-        .limit(limit)
-        .offset((page - 1) * limit)
-        .execute();
+        .select(['cards.name as card_name', 'cards.masked_pan as masked_pan']);
+      // Newest first. A page in the older half is read from the oldest end and turned round, so a page
+      // skips at most half the statement (in an index) and the last page costs what the first does.
+      const newer = (page - 1) * limit;
+      const older = total - newer - limit;
+      let rows: Awaited<ReturnType<typeof lines.execute>> = [];
+      if (newer < total && older >= newer) {
+        rows = await lines.orderBy('card_transactions.seq', 'desc').limit(limit).offset(newer).execute();
+      } else if (newer < total) {
+        const oldestFirst = lines.orderBy('card_transactions.seq', 'asc').limit(Math.min(limit, total - newer));
+        rows = (await oldestFirst.offset(Math.max(0, older)).execute()).reverse();
+      }
       const totalPages = Math.ceil(total / limit);
       return {
         data: rows.map(toCardTransaction),
