@@ -63,6 +63,6 @@ describe('bench seed (bench/seed.ts)', () => {
     const seeded = cards.find((c) => c.id !== focus.id)!;
     const details = await runtime.core.getSensitiveDetails({ userId: seeded.userId, walletAccountId: 0 }, seeded.id);
     assert.ok(isLuhnValid(details.pan));
-    assert.match(details.cvv, /^\d{3}$/);
+    assert.ok(/^\d{3}$/.test(details.cvv)); // not assert.match: a failure would print the CVV
   });
 });
