@@ -37,6 +37,33 @@ for (const dialect of dialects()) {
       assert.equal(beyond.pagination.hasNext, false);
     });
 
+    test('every page of a statement, from the newest end or the oldest, holds the next lines newest first, none missing or repeated', async (ctx) => {
+      const t = await useCore(ctx, dialect);
+      const alice = await newCustomer(t, 100_000);
+      const card = await newCard(t, alice);
+      const other = await newCard(t, alice, 'Other');
+      await t.core.topup(alice.caller, card.id, { amount: 5_000 });
+      for (let i = 1; i <= 22; i++) {
+        t.clock.advance(1_000);
+        await t.admin.simulatePurchase(i % 3 === 0 ? other.id : card.id, i, `Shop ${i}`);
+      }
+      for (const card_id of [card.id, undefined]) {
+        const whole = await t.core.listTransactions(alice.caller, { card_id, limit: 100 });
+        for (const limit of [1, 4, 5, 7, 23]) {
+          const pages = [];
+          for (let page = 1; page <= Math.ceil(whole.pagination.total / limit) + 1; page++) {
+            const { data } = await t.core.listTransactions(alice.caller, { card_id, page, limit });
+            pages.push(...data.map((line) => line.id));
+          }
+          assert.deepEqual(
+            pages,
+            whole.data.map((line) => line.id),
+            `limit ${limit}, card ${card_id ?? 'any'}`,
+          );
+        }
+      }
+    });
+
     test('an empty statement has zero pages', async (ctx) => {
       const t = await useCore(ctx, dialect);
       const alice = await newCustomer(t);
