@@ -1,5 +1,5 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import os from 'node:os';
@@ -7,6 +7,7 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { pino } from 'pino';
+import { newRecordId } from '../src/core/ids.js';
 import { createApiMetrics } from '../src/api/metrics.js';
 import type { RateLimits } from '../src/api/rate-limits.js';
 import { createHttpServer } from '../src/api/server.js';
@@ -115,7 +116,7 @@ function bareServer(file: string): FastifyInstance {
       const f = fee.get(card.category) as { percent_bps: number; fixed_amount: number };
       const platformFee = Math.floor((amount * f.percent_bps + 5000) / 10000) + f.fixed_amount;
       const total = amount + platformFee;
-      const transactionId = randomUUID();
+      const transactionId = newRecordId(); // the core's ids, for the same index locality
       const walletRow = move.get(-total, at, who.walletAccountId, -total) as { balance: number };
       const cardRow = move.get(amount, at, card.account_id, amount) as { balance: number };
       move.get(platformFee, at, revenue.id, platformFee);

@@ -1,9 +1,9 @@
-import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type BetterSqlite3 from 'better-sqlite3';
+import { newRecordId } from '../src/core/ids.js';
 import { startCore, type CoreRuntime } from '../src/compose.js';
 import { FakeClock } from '../src/core/clock.js';
 import { openSqlite } from '../src/db/database.js';
@@ -120,7 +120,7 @@ function rawTopup(db: BetterSqlite3.Database) {
       if (!wallet) throw new Error('refused');
       const cardBalance = s.move.get(amount, at, card.account_id, amount) as { balance: number };
       s.move.get(fee, at, revenue, fee);
-      const transactionId = randomUUID();
+      const transactionId = newRecordId(); // the core's ids, for the same index locality
       const { id: journalId } = s.journal.get(`topup:${transactionId}`, 'topup', at) as { id: number };
       s.entry.run(journalId, caller.walletAccountId, -total, journalId, card.account_id, amount, journalId, revenue, fee);
       s.deposit.run(amount, at, cardId);

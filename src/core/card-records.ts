@@ -1,5 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import { compiledOnce } from '../db/compiled-query.js';
+import { newRecordId } from './ids.js';
 import type { CardTransactionsTable, Executor, NewCardTransactionRow } from '../db/schema.js';
 import type { Cents } from './money.js';
 
@@ -43,7 +43,7 @@ const insertLine = compiledOnce(COLUMNS.length, (ex, ...values: unknown[]) =>
 
 /** One line of the card's statement (what `GET /cards/transactions` lists). Returns its id. */
 export async function recordCardTransaction(ex: Executor, record: CardTransactionRecord): Promise<string> {
-  const id = record.id ?? randomUUID();
+  const id = record.id ?? newRecordId();
   const row: NewCardTransactionRow = {
     id,
     card_id: record.cardId,

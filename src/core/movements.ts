@@ -3,6 +3,7 @@ import { compiledOnce } from '../db/compiled-query.js';
 import { accountBalance, checkCardId, findOwnedCard, lockedBalance } from './card-queries.js';
 import { recordCardTransaction } from './card-records.js';
 import { createCooldowns, runAttempt } from './cooldowns.js';
+import { newRecordId } from './ids.js';
 import type { CoreDeps } from './deps.js';
 import { CardServiceError } from './errors.js';
 import { platformFeeFor } from './fees.js';
@@ -101,7 +102,7 @@ export function createMovementOperations({ db, clock, provider, settings }: Core
           }
           const fee = await platformFeeFor(trx, card.category, amount);
           const total = amount + fee;
-          const transactionId = randomUUID();
+          const transactionId = newRecordId();
           revenueAccount ??= await systemAccountId(trx, SYSTEM_ACCOUNTS.revenue);
           const posted = await postJournal(trx, {
             reference: `topup:${transactionId}`,

@@ -47,6 +47,8 @@ export function openSqlite(file: string): BetterSqlite3.Database {
   raw.pragma('busy_timeout = 10000');
   // Deleted rows (purged OTP codes) are overwritten, not left in free pages for a copy of the file to find.
   raw.pragma('secure_delete = ON');
+  raw.pragma('temp_store = MEMORY');
+  raw.pragma('cache_size = -65536');
   if (onDisk) for (const suffix of ['-wal', '-shm']) restrictToOwner(file + suffix);
   return raw;
 }
