@@ -15,7 +15,7 @@ import { startCore } from '../src/compose.js';
 import { systemClock } from '../src/core/clock.js';
 import { hashToken } from '../src/core/secrets.js';
 import { openSqlite } from '../src/db/database.js';
-import { createLogger } from '../src/logger.js';
+import { createLogger, gatheredLogDestination } from '../src/logger.js';
 
 // The HTTP path against a bare Fastify route doing the same database work with raw better-sqlite3
 // (same file, same pragmas: WAL, synchronous=FULL), in the same run, 50 connections:
@@ -231,9 +231,9 @@ export default async function (): Promise<void> {
     const api = createHttpServer({
       core: runtime.core,
       db: runtime.database.db,
-      // As in production: info, one access line per request, written synchronously (to /dev/null here;
-      // BENCH_LOG=silent measures without them).
-      logger: createLogger(process.env.BENCH_LOG ?? 'info', pino.destination({ dest: '/dev/null', sync: true })),
+      // As in production: info, one access line per request, gathered as the process's log is (to /dev/null
+      // here; BENCH_LOG=silent measures without them).
+      logger: createLogger(process.env.BENCH_LOG ?? 'info', gatheredLogDestination('/dev/null')),
       clock: systemClock,
       limits,
       metrics: createApiMetrics(),

@@ -69,8 +69,8 @@ describe('npm start (src/main.ts)', () => {
         checks: { database: 'ok', migrations: 'ok', bot: 'ok' },
       });
       // Access lines name the route, never the token.
-      const access = main.logs.find((l) => l.msg === 'request' && l.route === '/api/v1/health');
-      assert.equal(access?.status, 200);
+      const access = await main.waitForLog((l) => l.msg === 'request' && l.route === '/api/v1/health');
+      assert.equal(access.status, 200);
 
       const user = server.user(5001);
       const step = user.send(token);

@@ -18,7 +18,8 @@ export interface StartedProcess {
   output: () => string;
   /** What it printed on standard output alone. */
   stdout: () => string;
-  waitForLog(msg: string): Promise<Record<string, any>>;
+  /** The first log line with this message, or matching this test, once written (logs are gathered up to 200 ms). */
+  waitForLog(match: string | ((line: Record<string, any>) => boolean)): Promise<Record<string, any>>;
   exited: Promise<number | null>;
 }
 
@@ -58,10 +59,12 @@ export function startProcess(cwd: string, env: Record<string, string>, script = 
     exited,
     output: () => out + text,
     stdout: () => out,
-    waitForLog(msg) {
+    waitForLog(match) {
+      const matches = typeof match === 'string' ? (l: Record<string, any>) => l.msg === match : match;
+      const msg = typeof match === 'string' ? match : 'matching';
       return new Promise((resolve, reject) => {
         const check = () => {
-          const found = logs.find((l) => l.msg === msg);
+          const found = logs.find(matches);
           if (found) {
             waiters.delete(check);
             clearTimeout(timer);
