@@ -33,9 +33,23 @@ export function compiledOnce<Args extends unknown[], Row>(
   return {
     async execute(ex, ...args) {
       const compiled = getOrCreate(byDialect, dialectOf(ex), () => compileWithSlots(ex, arity, build));
+      const rows = directReads.get(ex.getExecutor())?.(compiled.sql, compiled.parameters(args));
+      if (rows) return { rows: rows as Row[] };
       return ex.executeQuery(CompiledQuery.raw(compiled.sql, compiled.parameters(args)) as CompiledQuery<Row>);
     },
   };
+}
+
+/** Database handles (by their executor, never a transaction's) whose reads may skip Kysely's executor: `readsDirectly`. */
+const directReads = new WeakMap<object, (sql: string, parameters: readonly unknown[]) => unknown[] | undefined>();
+
+/**
+ * Lets `compiledOnce` run the reads of `db` (outside any transaction: a transaction has an executor of its
+ * own) through `read`, a dialect's way of reading at once (`SqliteDialect.readNow`), which returns
+ * `undefined` for what it does not take.
+ */
+export function readsDirectly(db: Executor, read: (sql: string, parameters: readonly unknown[]) => unknown[] | undefined): void {
+  directReads.set(db.getExecutor(), read);
 }
 
 const PROBE = sql`${sql.id('probe')} ${0}`;

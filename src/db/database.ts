@@ -3,6 +3,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.js';
+import { readsDirectly } from './compiled-query.js';
 import { sqliteDialect, type GroupCommitStats } from './sqlite-dialect.js';
 import { createPrivateFolder, reservePrivateFile, restrictToOwner } from '../private-files.js';
 
@@ -85,6 +86,8 @@ export function openDatabase(url: string): OpenDatabase {
   const sqlite = openSqlite(target.file);
   const reader = isOnDisk(target.file) ? openSqliteReader(target.file) : undefined;
   const groupCommit: GroupCommitStats = { commits: 0, operations: 0, largest: 0 };
-  const db = new Kysely<Database>({ dialect: sqliteDialect(sqlite, { reader, stats: groupCommit }) });
+  const dialect = sqliteDialect(sqlite, { reader, stats: groupCommit });
+  const db = new Kysely<Database>({ dialect });
+  readsDirectly(db, dialect.readNow);
   return { db, target, sqlite, groupCommit, close: () => db.destroy() };
 }

@@ -58,13 +58,24 @@ export interface SqliteDialectOptions {
  *
  * @example new Kysely<Database>({ dialect: sqliteDialect(openSqlite(file), { reader: openSqliteReader(file) }) })
  */
-export function sqliteDialect(database: BetterSqlite3.Database, options: SqliteDialectOptions = {}): Dialect {
+export function sqliteDialect(database: BetterSqlite3.Database, options: SqliteDialectOptions = {}): SqliteDialect {
+  const driver = new SqliteDriver(database, options);
   return {
+    readNow: (sql, parameters) => driver.readNow(sql, parameters),
     createAdapter: () => new SqliteAdapter(),
-    createDriver: () => new SqliteDriver(database, options),
+    createDriver: () => driver,
     createIntrospector: (db) => new SqliteIntrospector(db),
     createQueryCompiler: () => new SqliteQueryCompiler(),
   };
+}
+
+export interface SqliteDialect extends Dialect {
+  /**
+   * The rows of a statement that only reads, from the reader at once, or `undefined` when it must take
+   * the usual way (it writes, or there is no reader). For the reads on every request (`compiledOnce`):
+   * Kysely's executor around a statement costs about as much as the statement itself.
+   */
+  readNow(sql: string, parameters: readonly unknown[]): unknown[] | undefined;
 }
 
 const BEGIN = 'begin immediate';
@@ -219,6 +230,11 @@ class SqliteDriver implements Driver {
     if (this.#batch && this.#holder === undefined) this.#commit(this.#batch);
     this.#reader?.database.close();
     this.database.close();
+  }
+
+  readNow(sql: string, parameters: readonly unknown[]): unknown[] | undefined {
+    if (!this.#reader || this.#kindOf(sql) !== 'read') return undefined;
+    return this.#reader.run(sql, parameters).rows;
   }
 
   async execute(turn: Turn, query: CompiledQuery): Promise<QueryResult<unknown>> {
