@@ -6,7 +6,6 @@ import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { pino } from 'pino';
 import { newRecordId } from '../src/core/ids.js';
 import { createApiMetrics } from '../src/api/metrics.js';
 import type { RateLimits } from '../src/api/rate-limits.js';
