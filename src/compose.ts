@@ -10,6 +10,7 @@ import { createPendingOperations } from './core/pending-operations.js';
 import { createCardService, type CardService } from './core/service.js';
 import { defaultCoreSettings, type CoreSettings } from './core/settings.js';
 import { openDatabase, type OpenDatabase } from './db/database.js';
+import type { GroupCommitOptions } from './db/sqlite-dialect.js';
 import { migrateToLatest } from './db/migrate.js';
 import { EVENTS_CHANNEL, listenForNotifications } from './db/notify.js';
 import type { Config } from './config.js';
@@ -38,12 +39,14 @@ export interface CoreOptions {
   logger?: Logger;
   settings?: Partial<CoreSettings>;
   sandboxAsyncIssue?: boolean;
+  /** How SQLite batches writes into one commit (defaults suit a service; tests widen the time cap). */
+  groupCommit?: GroupCommitOptions;
 }
 
 /** Opens the database, migrates it, checks the card-data key against it, seeds a fresh one, and builds the core on top. */
 export async function startCore(options: CoreOptions): Promise<CoreRuntime> {
   const clock = options.clock ?? systemClock;
-  const database = openDatabase(options.databaseUrl);
+  const database = openDatabase(options.databaseUrl, { groupCommit: options.groupCommit });
   try {
     await migrateToLatest(database.db);
     const { cipher, handle: cardDataKey } = await openCardDataKey(options.cardDataKey, { db: database.db, clock, logger: options.logger });

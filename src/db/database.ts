@@ -4,7 +4,7 @@ import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.js';
 import { readsDirectly } from './compiled-query.js';
-import { sqliteDialect, type GroupCommitStats } from './sqlite-dialect.js';
+import { sqliteDialect, type GroupCommitOptions, type GroupCommitStats } from './sqlite-dialect.js';
 import { createPrivateFolder, reservePrivateFile, restrictToOwner } from '../private-files.js';
 
 export type DatabaseTarget = { kind: 'sqlite'; file: string } | { kind: 'postgres'; url: string };
@@ -74,7 +74,8 @@ function usePlainNumbersForPostgresBigints(): void {
   pgParsersSet = true;
 }
 
-export function openDatabase(url: string): OpenDatabase {
+/** `groupCommit`: how batches of writes are capped on SQLite (see `sqliteDialect`). */
+export function openDatabase(url: string, options: { groupCommit?: GroupCommitOptions } = {}): OpenDatabase {
   const target = parseDatabaseUrl(url);
   if (target.kind === 'postgres') {
     usePlainNumbersForPostgresBigints();
@@ -86,7 +87,7 @@ export function openDatabase(url: string): OpenDatabase {
   const sqlite = openSqlite(target.file);
   const reader = isOnDisk(target.file) ? openSqliteReader(target.file) : undefined;
   const groupCommit: GroupCommitStats = { commits: 0, operations: 0, largest: 0 };
-  const dialect = sqliteDialect(sqlite, { reader, stats: groupCommit });
+  const dialect = sqliteDialect(sqlite, { reader, stats: groupCommit, groupCommit: options.groupCommit });
   const db = new Kysely<Database>({ dialect });
   readsDirectly(db, dialect.readNow);
   return { db, target, sqlite, groupCommit, close: () => db.destroy() };

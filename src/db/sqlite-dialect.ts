@@ -1,3 +1,4 @@
+import path from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import {
   CompiledQuery,
@@ -154,6 +155,15 @@ class Statements {
   }
 }
 
+/**
+ * The drivers of this process that write each file, and which of them holds its write lock (a batch or a
+ * raw transaction open). Two connections of one process writing one file (two cores in one test, the
+ * admin command line run in-process) must not meet in SQLite's busy handler: it sleeps synchronously, so
+ * the holder's batch, waiting for the event loop to commit, would never get to, and the other would
+ * time out. So within a process the second waits its turn here, without blocking.
+ */
+const fileLocks = new Map<string, { holder: object; waiting: Set<() => void> }>();
+
 const TRANSACTION_CONTROL = /^\s*(begin|commit|end|rollback|savepoint|release)\b/i;
 const DATA_CHANGE = /^\s*(insert|update|delete|replace|with)\b/i;
 
@@ -170,6 +180,9 @@ class SqliteDriver implements Driver {
   #holder: Turn | undefined;
   #batch: Batch | undefined;
   #savepoints = 0;
+  /** The file, for the in-process write lock (`fileLocks`); none for an in-memory database. */
+  readonly #file: string | undefined;
+  readonly #wake = () => this.#next();
 
   constructor(
     private readonly database: BetterSqlite3.Database,
@@ -180,6 +193,7 @@ class SqliteDriver implements Driver {
     this.#maxOperations = Math.max(1, options.groupCommit?.maxOperations ?? 256);
     this.#maxOpenMs = options.groupCommit?.maxOpenMs ?? 20;
     this.#stats = options.stats ?? { commits: 0, operations: 0, largest: 0 };
+    this.#file = database.memory ? undefined : path.resolve(database.name);
   }
 
   async init(): Promise<void> {}
@@ -228,6 +242,9 @@ class SqliteDriver implements Driver {
   async destroy(): Promise<void> {
     // The members of an open batch have been told nothing yet: commit them before closing.
     if (this.#batch && this.#holder === undefined) this.#commit(this.#batch);
+    this.#holder = undefined;
+    this.#batch = undefined;
+    this.#releaseFile();
     this.#reader?.database.close();
     this.database.close();
   }
@@ -291,7 +308,8 @@ class SqliteDriver implements Driver {
   /** Takes the writer for `turn`: at once when it is free for that kind of work, else in its turn. */
   #enter(turn: Turn, kind: Waiter['kind']): Promise<void> | undefined {
     const free =
-      this.#holder === undefined && (kind === 'member' ? this.#accepting() : this.#batch === undefined && this.#queue.length === 0);
+      this.#holder === undefined &&
+      (kind === 'member' ? this.#accepting() : this.#batch === undefined && this.#queue.length === 0 && this.#fileFree());
     if (free) {
       this.#grant(turn, kind);
       return undefined;
@@ -302,11 +320,12 @@ class SqliteDriver implements Driver {
   /** Whether a new member may start now: into the open batch while it takes newcomers, or a new batch. */
   #accepting(): boolean {
     const batch = this.#batch;
-    if (!batch) return this.#queue.length === 0;
+    if (!batch) return this.#queue.length === 0 && this.#fileFree();
     return !batch.due && batch.members < this.#maxOperations && performance.now() - batch.openedAt < this.#maxOpenMs;
   }
 
   #grant(turn: Turn, kind: Waiter['kind']): void {
+    this.#takeFile();
     if (kind === 'alone') {
       this.#holder = turn;
       return;
@@ -369,10 +388,33 @@ class SqliteDriver implements Driver {
         }
         this.#commit(batch);
       }
-      const waiter = this.#queue.shift();
-      if (!waiter) return;
-      this.#start(waiter);
+      this.#releaseFile();
+      if (this.#queue.length === 0 || !this.#fileFree()) return;
+      this.#start(this.#queue.shift()!);
     }
+  }
+
+  /** Whether no other driver of this process holds this file's write lock; if one does, this one is woken when it lets go. */
+  #fileFree(): boolean {
+    const lock = this.#file === undefined ? undefined : fileLocks.get(this.#file);
+    if (!lock || lock.holder === this) return true;
+    lock.waiting.add(this.#wake);
+    return false;
+  }
+
+  #takeFile(): void {
+    if (this.#file === undefined) return;
+    const lock = fileLocks.get(this.#file);
+    if (!lock) fileLocks.set(this.#file, { holder: this, waiting: new Set() });
+    else lock.holder = this;
+  }
+
+  /** Lets go of the file once nothing of this driver's is open on it, waking the drivers that waited. */
+  #releaseFile(): void {
+    const lock = this.#file === undefined ? undefined : fileLocks.get(this.#file);
+    if (!lock || lock.holder !== this || this.#batch || this.#holder) return;
+    fileLocks.delete(this.#file!);
+    for (const wake of lock.waiting) queueMicrotask(wake);
   }
 
   #start(waiter: Waiter): void {

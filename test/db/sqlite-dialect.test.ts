@@ -245,3 +245,19 @@ test('with a reader, a read answers at once during an open batch, with the last 
   await held.done;
   assert.equal(await textOf(g.db, 1), 'uncommitted');
 });
+
+test('two handles of one process on one file take turns without meeting in the busy handler (which would block the event loop)', async (ctx) => {
+  const { db, file } = await notesDatabase(ctx);
+  const second = new Kysely<Tables>({ dialect: sqliteDialect(openSqlite(file)) });
+  ctx.after(() => second.destroy());
+  const held = heldTransaction(db, (trx) => trx.updateTable('notes').set({ text: 'first handle' }).where('id', '=', 1).execute());
+  await held.isOpen;
+  const started = Date.now();
+  const other = second.transaction().execute((trx) => trx.insertInto('notes').values({ id: 2, text: 'second handle' }).execute());
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  held.release();
+  await Promise.all([held.done, other]);
+  assert.ok(Date.now() - started < 2_000, 'no busy-handler wait');
+  assert.equal(await textOf(db, 2), 'second handle');
+  assert.equal(await textOf(second, 1), 'first handle');
+});

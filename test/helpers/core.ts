@@ -3,6 +3,7 @@ import type { Cents } from '../../src/core/money.js';
 import type { Caller } from '../../src/core/views.js';
 import { startCore, type CoreRuntime } from '../../src/compose.js';
 import type { CoreSettings } from '../../src/core/settings.js';
+import type { GroupCommitOptions } from '../../src/db/sqlite-dialect.js';
 
 export const TEST_CARD_DATA_KEY = Buffer.alloc(32, 7);
 
@@ -12,7 +13,7 @@ export interface TestCore extends CoreRuntime {
 
 /** A migrated, seeded in-memory SQLite core with a fake clock (or the database `url` when given). */
 export async function createTestCore(
-  options: { url?: string; settings?: Partial<CoreSettings>; asyncIssue?: boolean } = {},
+  options: { url?: string; settings?: Partial<CoreSettings>; asyncIssue?: boolean; groupCommit?: GroupCommitOptions } = {},
 ): Promise<TestCore> {
   const clock = new FakeClock('2026-03-01T12:00:00.000Z');
   const runtime = await startCore({
@@ -21,6 +22,7 @@ export async function createTestCore(
     clock,
     settings: options.settings,
     sandboxAsyncIssue: options.asyncIssue,
+    groupCommit: options.groupCommit,
   });
   return { ...runtime, clock };
 }
