@@ -80,6 +80,8 @@ export interface SqliteDialect extends Dialect {
 }
 
 const BEGIN = 'begin immediate';
+/** How long closing waits for the work under way to finish. */
+const DRAIN_MS = 5_000;
 
 /** What Kysely holds while it runs a statement or a transaction. */
 class Turn implements DatabaseConnection {
@@ -240,7 +242,14 @@ class SqliteDriver implements Driver {
   }
 
   async destroy(): Promise<void> {
-    // The members of an open batch have been told nothing yet: commit them before closing.
+    // What is under way when the handle closes (an open batch, writes waiting for the next one) is
+    // finished first: its callers have been told nothing yet. Bounded, for a transaction that never ends.
+    const until = performance.now() + DRAIN_MS;
+    while ((this.#batch || this.#holder || this.#queue.length > 0) && performance.now() < until) {
+      if (this.#batch && this.#holder === undefined) this.#batch.due = true;
+      this.#next();
+      await new Promise((resolve) => setImmediate(resolve));
+    }
     if (this.#batch && this.#holder === undefined) this.#commit(this.#batch);
     this.#holder = undefined;
     this.#batch = undefined;
