@@ -52,6 +52,35 @@ export interface RecoveredOperation {
  * operations pending longer than `PENDING_GRACE_MS` for failed (the sandbox provider keeps nothing across
  * a restart) and gives back what they held.
  */
+interface PendingRecord {
+  id: string;
+  kind: PendingKind;
+  userId: string;
+  cardId: string;
+  accountId: number | null;
+  amount: Cents;
+  holdJournalId: number | null;
+  couponId: string | null;
+  at: string;
+}
+
+async function insertPending(trx: Executor, r: PendingRecord): Promise<void> {
+  await trx
+    .insertInto('pending_operations')
+    .values({
+      id: r.id,
+      kind: r.kind,
+      user_id: r.userId,
+      card_id: r.cardId,
+      account_id: r.accountId,
+      amount: r.amount,
+      hold_journal_id: r.holdJournalId,
+      coupon_id: r.couponId,
+      created_at: r.at,
+    })
+    .execute();
+}
+
 export function createPendingOperations(db: Db, clock: Clock) {
   let inFlightAccount: number | undefined;
   const inFlight = async (trx: Executor) => (inFlightAccount ??= await systemAccountId(trx, SYSTEM_ACCOUNTS.inFlight));
@@ -171,39 +200,23 @@ export function createPendingOperations(db: Db, clock: Clock) {
         ],
       });
       if (!held) return null;
-      await trx
-        .insertInto('pending_operations')
-        .values({
-          id: request.id,
-          kind: request.kind,
-          user_id: request.userId,
-          card_id: request.cardId,
-          account_id: request.accountId,
-          amount: request.amount,
-          hold_journal_id: held.journalId,
-          coupon_id: request.couponId ?? null,
-          created_at: request.at,
-        })
-        .execute();
+      await insertPending(trx, {
+        id: request.id,
+        kind: request.kind,
+        userId: request.userId,
+        cardId: request.cardId,
+        accountId: request.accountId,
+        amount: request.amount,
+        holdJournalId: held.journalId,
+        couponId: request.couponId ?? null,
+        at: request.at,
+      });
       return held;
     },
 
     /** Records an operation that holds no money (a closure), in the caller's transaction. */
     async record(trx: Executor, request: { id: string; kind: 'close'; userId: string; cardId: string; at: string }): Promise<void> {
-      await trx
-        .insertInto('pending_operations')
-        .values({
-          id: request.id,
-          kind: request.kind,
-          user_id: request.userId,
-          card_id: request.cardId,
-          account_id: null,
-          amount: 0,
-          hold_journal_id: null,
-          coupon_id: null,
-          created_at: request.at,
-        })
-        .execute();
+      await insertPending(trx, { ...request, accountId: null, amount: 0, holdJournalId: null, couponId: null });
     },
 
     /**
