@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { startCore } from '../src/compose.js';
 import { BotApiServer } from './helpers/bot-api-server.js';
-import { ENTRY, freePort, startProcess as startMain } from './helpers/processes.js';
+import { ENTRY, freePort, runAdminCli, startProcess as startMain } from './helpers/processes.js';
 
 // `npm start` as an operator runs it: src/main.ts in its own process, settings from the environment.
 
@@ -186,6 +186,52 @@ describe('npm start (src/main.ts)', () => {
       main.child.kill('SIGTERM');
     }
     assert.equal(await main.exited, 0);
+  });
+
+  it('a flush of the SQLite log that fails: the write is not answered as done, the process exits 1 saying why, and starts again on a balanced ledger', {
+    timeout: 60_000,
+  }, async () => {
+    const dir = folder();
+    const flag = path.join(dir, 'disk-failed');
+    const failing = { NODE_OPTIONS: `--import=${path.resolve('test/helpers/failing-flush.mjs')}`, FAIL_FLUSH_FLAG: flag };
+    const env = { ...baseEnv(dir), BOT_ENABLED: 'false', HTTP_PORT: '0' };
+    const main = startMain(dir, { ...env, ...failing });
+    const { url } = await main.waitForLog('HTTP API listening');
+    const token = await createUser(dir);
+    const call = (route: string, body?: unknown) =>
+      fetch(`${url}/api/v1${route}`, {
+        method: body === undefined ? 'GET' : 'POST',
+        headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    const bins = (await (await call('/bins')).json()) as { data: { id: string; wallet: boolean }[] };
+    const plans = (await (await call('/card-plans')).json()) as { data: { id: number }[] };
+
+    // The disk stops taking writes: the card's commit is written but can never be made durable.
+    writeFileSync(flag, '');
+    const created = await call('/cards', { bin_id: bins.data.find((b) => !b.wallet)!.id, planId: plans.data[0]!.id, name: 'Lost' }).then(
+      (response) => response.status,
+      () => undefined,
+    );
+    // No answer at all (the process exits first) or an error: never "created".
+    assert.ok(created === undefined || created >= 500, `answered ${created}`);
+    assert.equal(await main.exited, 1);
+    const fatal = main.logs.find((line) => line.level === 60);
+    assert.match(String(fatal?.msg), /could not be flushed/, main.output());
+
+    // Restarted on a disk that works again: it serves, and every balance agrees with the ledger.
+    rmSync(flag);
+    const again = startMain(dir, env);
+    try {
+      const listening = await again.waitForLog('HTTP API listening');
+      assert.equal((await fetch(`${listening.url}/readyz`)).status, 200);
+      const check = await runAdminCli(dir, baseEnv(dir), 'ledger', 'check');
+      assert.equal(check.code, 0, check.output);
+      assert.equal(check.json.consistent, true, check.output);
+    } finally {
+      again.child.kill('SIGTERM');
+    }
+    assert.equal(await again.exited, 0);
   });
 
   it('a start Telegram refuses exits 1 and never logs the bot token', async () => {

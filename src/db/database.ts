@@ -4,6 +4,7 @@ import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.js';
 import { readsDirectly } from './compiled-query.js';
+import { keepWal } from './wal.js';
 import { sqliteDialect, type GroupCommitOptions, type GroupCommitStats } from './sqlite-dialect.js';
 import { createPrivateFolder, reservePrivateFile, restrictToOwner } from '../private-files.js';
 
@@ -16,6 +17,12 @@ export interface OpenDatabase {
   sqlite?: BetterSqlite3.Database;
   /** What the SQLite group commit has done (see `sqliteDialect`); absent on Postgres, where each operation commits alone. */
   groupCommit?: GroupCommitStats;
+  /**
+   * Settles with the error if a flush of a SQLite file's WAL fails: nothing more can be made durable, and
+   * the process should stop (the service exits to be restarted, as Postgres does after a failed fsync).
+   * Never settles otherwise; absent on Postgres and in memory.
+   */
+  durabilityLost?: Promise<unknown>;
   close(): Promise<void>;
 }
 
@@ -85,10 +92,25 @@ export function openDatabase(url: string, options: { groupCommit?: GroupCommitOp
     return { db, target, close: () => db.destroy() };
   }
   const sqlite = openSqlite(target.file);
-  const reader = isOnDisk(target.file) ? openSqliteReader(target.file) : undefined;
+  const onDisk = isOnDisk(target.file);
+  const reader = onDisk ? openSqliteReader(target.file) : undefined;
+  // The commits' flushes and the checkpoints run off the main thread (see `sqliteDialect`, `keepWal`).
+  const wal = onDisk ? keepWal(target.file, sqlite) : undefined;
   const groupCommit: GroupCommitStats = { commits: 0, operations: 0, largest: 0 };
-  const dialect = sqliteDialect(sqlite, { reader, stats: groupCommit, groupCommit: options.groupCommit });
+  let flushFailed: (error: unknown) => void = () => undefined;
+  const durabilityLost = wal ? new Promise<unknown>((resolve) => (flushFailed = resolve)) : undefined;
+  const dialect = sqliteDialect(sqlite, {
+    reader,
+    stats: groupCommit,
+    groupCommit: options.groupCommit,
+    flush: wal?.flush,
+    onFlushFailed: (error) => flushFailed(error),
+  });
   const db = new Kysely<Database>({ dialect });
   readsDirectly(db, dialect.readNow);
-  return { db, target, sqlite, groupCommit, close: () => db.destroy() };
+  const close = async () => {
+    await db.destroy();
+    await wal?.close();
+  };
+  return { db, target, sqlite, groupCommit, durabilityLost, close };
 }

@@ -40,6 +40,15 @@ export interface SqliteDialectOptions {
   groupCommit?: GroupCommitOptions;
   /** Filled in as batches commit. */
   stats?: GroupCommitStats;
+  /**
+   * Makes every commit so far durable (`keepWal`). Given, the writer commits without waiting for the
+   * disk (`synchronous = NORMAL`: the commit is written to the WAL, not flushed), and the flush runs off
+   * the main thread while the next batch goes on; nobody hears of a commit, by its result or by a read
+   * that sees it, before a flush that began after it has ended. Without it, each commit flushes itself.
+   */
+  flush?: () => Promise<void>;
+  /** Told once, when a flush fails: from then on nothing can be made durable (see `Flusher`). */
+  onFlushFailed?: (error: unknown) => void;
 }
 
 /**
@@ -54,6 +63,8 @@ export interface SqliteDialectOptions {
  *   has had its chance to join); a batch is capped in members and in time;
  * - a failure of the batch as a whole (the disk, SQLite rolling the transaction back) fails every
  *   member not yet reported: nothing a caller was told is done is lost;
+ * - with `flush`, a batch's flush runs while the next batch works (see `Flusher`): the main thread
+ *   never stands still for the disk, and reads wait for the flush of any commit they may have seen;
  * - statements that only read, outside a transaction, go to `reader` and never wait for writes;
  *   schema changes, pragmas and raw transactions run alone, with no batch open.
  *
@@ -80,6 +91,7 @@ export interface SqliteDialect extends Dialect {
 }
 
 const BEGIN = 'begin immediate';
+const MEMBER_SAVEPOINT = 'member';
 /** How long closing waits for the work under way to finish. */
 const DRAIN_MS = 5_000;
 
@@ -117,6 +129,77 @@ class Batch {
     });
     // A batch nobody waits on (every member rolled back) must not report an unhandled rejection.
     this.committed.catch(() => undefined);
+  }
+}
+
+/**
+ * Durability after the fact, for a writer that commits without flushing: one flush at a time, each
+ * covering every commit made before it began (a later commit waits for the next one). Once a flush
+ * has failed, nothing is durable any more and every wait fails: the process must stop and restart, as
+ * Postgres does after a failed fsync.
+ */
+class Flusher {
+  #made = 0;
+  #durable = 0;
+  #running = false;
+  #failed: { error: unknown } | undefined;
+  readonly #waiting: { upTo: number; resolve: () => void; reject: (error: unknown) => void }[] = [];
+
+  constructor(
+    private readonly flush: () => Promise<void>,
+    private readonly onFailure: (error: unknown) => void = () => undefined,
+  ) {}
+
+  /** Whether some commit is not yet durable. */
+  get pending(): boolean {
+    return this.#made > this.#durable;
+  }
+
+  /** Counts a commit just made; resolves once it is durable. */
+  committed(): Promise<void> {
+    return this.#until(++this.#made);
+  }
+
+  /** Resolves once every commit made so far is durable. */
+  settled(): Promise<void> {
+    return this.#until(this.#made);
+  }
+
+  /** Throws the failure of an earlier flush: nothing more may be committed. */
+  check(): void {
+    if (this.#failed) throw this.#failed.error;
+  }
+
+  #until(upTo: number): Promise<void> {
+    if (this.#failed) return Promise.reject(this.#failed.error);
+    if (upTo <= this.#durable) return Promise.resolve();
+    const done = new Promise<void>((resolve, reject) => this.#waiting.push({ upTo, resolve, reject }));
+    this.#run();
+    return done;
+  }
+
+  #run(): void {
+    if (this.#running) return;
+    this.#running = true;
+    const upTo = this.#made;
+    this.flush().then(
+      () => {
+        this.#running = false;
+        this.#durable = upTo;
+        const waiting = this.#waiting.splice(0);
+        for (const waiter of waiting) {
+          if (waiter.upTo <= upTo) waiter.resolve();
+          else this.#waiting.push(waiter);
+        }
+        if (this.#waiting.length > 0) this.#run();
+      },
+      (error: unknown) => {
+        this.#running = false;
+        this.#failed = { error };
+        for (const waiter of this.#waiting.splice(0)) waiter.reject(error);
+        this.onFailure(error);
+      },
+    );
   }
 }
 
@@ -178,10 +261,10 @@ class SqliteDriver implements Driver {
   readonly #maxOperations: number;
   readonly #maxOpenMs: number;
   readonly #stats: GroupCommitStats;
+  readonly #flusher: Flusher | undefined;
   /** The turn running on the writer now: a member under way, or a statement or raw transaction alone. */
   #holder: Turn | undefined;
   #batch: Batch | undefined;
-  #savepoints = 0;
   /** The file, for the in-process write lock (`fileLocks`); none for an in-memory database. */
   readonly #file: string | undefined;
   readonly #wake = () => this.#next();
@@ -196,6 +279,12 @@ class SqliteDriver implements Driver {
     this.#maxOpenMs = options.groupCommit?.maxOpenMs ?? 20;
     this.#stats = options.stats ?? { commits: 0, operations: 0, largest: 0 };
     this.#file = database.memory ? undefined : path.resolve(database.name);
+    if (options.flush) {
+      // Only in WAL mode does NORMAL keep the file whole at a crash, losing at most the unflushed commits.
+      if (database.pragma('journal_mode', { simple: true }) !== 'wal') throw new Error('sqliteDialect: flush needs WAL mode');
+      database.pragma('synchronous = NORMAL');
+      this.#flusher = new Flusher(options.flush, options.onFlushFailed);
+    }
   }
 
   async init(): Promise<void> {}
@@ -254,20 +343,33 @@ class SqliteDriver implements Driver {
     this.#holder = undefined;
     this.#batch = undefined;
     this.#releaseFile();
+    // Commits whose flush is under way or due: their callers are still waiting to hear.
+    await this.#flusher?.settled().catch(() => undefined);
     this.#reader?.database.close();
     this.database.close();
   }
 
   readNow(sql: string, parameters: readonly unknown[]): unknown[] | undefined {
-    if (!this.#reader || this.#kindOf(sql) !== 'read') return undefined;
+    // While a commit is not yet durable, a read must wait for it (`execute`).
+    if (!this.#reader || this.#flusher?.pending || this.#kindOf(sql) !== 'read') return undefined;
     return this.#reader.run(sql, parameters).rows;
   }
 
   async execute(turn: Turn, query: CompiledQuery): Promise<QueryResult<unknown>> {
     const parameters = query.parameters as readonly unknown[];
-    if (this.#holder === turn) return this.#onWriter(query.sql, parameters);
+    if (this.#holder === turn) {
+      const result = this.#onWriter(query.sql, parameters);
+      // The end of a raw transaction (a member's commit is the batch's).
+      if (!turn.member && !this.database.inTransaction) await this.#flusher?.committed();
+      return result;
+    }
     const kind = this.#kindOf(query.sql);
-    if (kind === 'read' && this.#reader) return this.#reader.run(query.sql, parameters);
+    if (kind === 'read' && this.#reader) {
+      const result = this.#reader.run(query.sql, parameters);
+      // It may have seen a commit not yet durable: what it tells must not be lost to a power cut.
+      if (this.#flusher?.pending) await this.#flusher.settled();
+      return result;
+    }
     if (kind === 'write') {
       await this.#enter(turn, 'member');
       let result: QueryResult<unknown>;
@@ -281,15 +383,20 @@ class SqliteDriver implements Driver {
       return result;
     }
     await this.#enter(turn, 'alone');
+    let result: QueryResult<unknown>;
+    let ended = true;
     try {
-      return this.#writer.run(query.sql, parameters);
+      result = this.#writer.run(query.sql, parameters);
     } finally {
       // A raw `begin` keeps the writer for this turn until its transaction ends.
-      if (!this.database.inTransaction) {
+      ended = !this.database.inTransaction;
+      if (ended) {
         this.#holder = undefined;
         this.#next();
       }
     }
+    if (ended) await this.#flusher?.committed();
+    return result;
   }
 
   /** A statement of the turn holding the writer; a failure that ended the whole transaction fails its batch. */
@@ -334,6 +441,7 @@ class SqliteDriver implements Driver {
   }
 
   #grant(turn: Turn, kind: Waiter['kind']): void {
+    this.#flusher?.check();
     this.#takeFile();
     if (kind === 'alone') {
       this.#holder = turn;
@@ -343,7 +451,9 @@ class SqliteDriver implements Driver {
       this.#writer.run(BEGIN);
       this.#batch = new Batch();
     }
-    const savepoint = `member_${++this.#savepoints}`;
+    // One name serves every member: members take turns, each released or undone before the next begins
+    // (and a name of its own for each would be a statement to prepare for each).
+    const savepoint = MEMBER_SAVEPOINT;
     this.#writer.run(`savepoint ${savepoint}`);
     this.#batch.members++;
     turn.member = { savepoint, batch: this.#batch };
@@ -454,7 +564,12 @@ class SqliteDriver implements Driver {
     this.#stats.commits++;
     this.#stats.operations += batch.members;
     this.#stats.largest = Math.max(this.#stats.largest, batch.members);
-    batch.settle();
+    if (!this.#flusher) batch.settle();
+    else
+      this.#flusher.committed().then(
+        () => batch.settle(),
+        (error: unknown) => batch.settle(error),
+      );
   }
 
   /** The batch's transaction is gone (SQLite rolled it back): none of its members is durable. */

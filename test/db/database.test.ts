@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { chmodSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test, type TestContext } from 'node:test';
@@ -7,6 +7,7 @@ import { runAdmin } from '../../src/admin/run.js';
 import { openDatabase } from '../../src/db/database.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { createTestCore } from '../helpers/core.js';
+import { sql } from 'kysely';
 
 const mode = (file: string) => statSync(file).mode & 0o777;
 
@@ -50,4 +51,46 @@ test('admin backup writes a copy readable by its owner only', async (ctx) => {
   assert.equal(code, 0, out.join('\n'));
   assert.equal(mode(target), 0o600);
   assert.ok(statSync(target).size > 0);
+});
+
+test('a SQLite database commits without flushing and flushes off the main thread; a worker copies the WAL into the file as it goes', async (ctx) => {
+  const file = path.join(folder(ctx), 'cards.db');
+  const database = openDatabase(file);
+  ctx.after(() => database.close());
+  const raw = database.sqlite!;
+  assert.equal(raw.pragma('synchronous', { simple: true }), 1, 'NORMAL on the writer: the flush is the dialect’s');
+  await sql`create table pages (id integer primary key, body blob not null)`.execute(database.db);
+  // About 24 MB, written over a second: the writer's own checkpoint would wait for 40 MB of WAL, so
+  // what reaches the database file meanwhile is the checkpointer's.
+  const body = Buffer.alloc(120_000, 1);
+  for (let i = 0; i < 200; i++) {
+    await sql`insert into pages (body) values (${body})`.execute(database.db);
+    if (i % 20 === 19) await new Promise((resolve) => setTimeout(resolve, 110));
+  }
+  const copied = statSync(file).size;
+  assert.ok(copied > 12_000_000, `the worker checkpointed along the way (${copied} bytes in the database file)`);
+  const { n } = raw.prepare('select count(*) as n from pages').get() as { n: number };
+  assert.equal(n, 200);
+});
+
+test('a checkpointer that cannot work is said once and stops nothing: writes go on, the writer checkpoints itself', async (ctx) => {
+  const dir = folder(ctx);
+  const file = path.join(dir, 'cards.db');
+  const database = openDatabase(file);
+  ctx.after(() => database.close());
+  await sql`create table notes (id integer primary key, text text not null)`.execute(database.db);
+  // The checkpointer opens the file by name when first asked, and the name is gone by then.
+  renameSync(file, path.join(dir, 'moved.db'));
+  const warnings: string[] = [];
+  const listener = (warning: Error) => warnings.push(warning.message);
+  process.on('warning', listener);
+  ctx.after(() => process.off('warning', listener));
+  for (let i = 1; i <= 6; i++) {
+    await sql`insert into notes (id, text) values (${i}, 'kept')`.execute(database.db);
+    await new Promise((resolve) => setTimeout(resolve, 60));
+  }
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  assert.equal(warnings.filter((w) => w.startsWith('WAL checkpoint')).length, 1, warnings.join('\n'));
+  const { n } = database.sqlite!.prepare('select count(*) as n from notes').get() as { n: number };
+  assert.equal(n, 6);
 });

@@ -120,7 +120,12 @@ test('savepoints roll back part of a transaction', async (ctx) => {
 });
 
 /** A Kysely handle with group commit on a fresh notes file, with its statistics, a reader and a record of each commit. */
-async function groupCommitDatabase(ctx: TestContext, groupCommit: GroupCommitOptions = {}) {
+async function groupCommitDatabase(
+  ctx: TestContext,
+  groupCommit: GroupCommitOptions = {},
+  flush?: () => Promise<void>,
+  onFlushFailed?: (error: unknown) => void,
+) {
   const dir = mkdtempSync(path.join(tmpdir(), 'cards-group-'));
   const file = path.join(dir, 'notes.db');
   const raw = openSqlite(file);
@@ -145,7 +150,8 @@ async function groupCommitDatabase(ctx: TestContext, groupCommit: GroupCommitOpt
     return statement;
   }) as typeof raw.prepare;
   const stats: GroupCommitStats = { commits: 0, operations: 0, largest: 0 };
-  const db = new Kysely<Tables>({ dialect: sqliteDialect(raw, { reader: openSqliteReader(file), stats, groupCommit }) });
+  const dialect = sqliteDialect(raw, { reader: openSqliteReader(file), stats, groupCommit, flush, onFlushFailed });
+  const db = new Kysely<Tables>({ dialect });
   ctx.after(async () => {
     await db.destroy();
     rmSync(dir, { recursive: true, force: true });
@@ -159,7 +165,7 @@ async function groupCommitDatabase(ctx: TestContext, groupCommit: GroupCommitOpt
       return id;
     });
   const ids = async () => (await db.selectFrom('notes').select('id').orderBy('id').execute()).map((r) => r.id);
-  return { db, raw, stats, events, failNextCommit, insert, ids };
+  return { db, dialect, raw, stats, events, failNextCommit, insert, ids };
 }
 
 test('transactions under way at one moment share one commit, and none is reported done before that commit', async (ctx) => {
@@ -260,4 +266,109 @@ test('two handles of one process on one file take turns without meeting in the b
   assert.ok(Date.now() - started < 2_000, 'no busy-handler wait');
   assert.equal(await textOf(db, 2), 'second handle');
   assert.equal(await textOf(second, 1), 'first handle');
+});
+
+/**
+ * A flush that ends only when told: `end()` ends the oldest flush under way (or fails it), and `started`
+ * counts the flushes begun. Each start and end is written in `events`.
+ */
+function heldFlushes(events: string[]) {
+  const open: { resolve: () => void; reject: (error: Error) => void }[] = [];
+  let started = 0;
+  return {
+    flush: () =>
+      new Promise<void>((resolve, reject) => {
+        started++;
+        events.push('flush');
+        open.push({ resolve, reject });
+      }),
+    get started() {
+      return started;
+    },
+    end(error?: Error) {
+      const flush = open.shift();
+      assert.ok(flush, 'a flush is under way');
+      events.push(error ? 'flush failed' : 'flushed');
+      if (error) flush.reject(error);
+      else flush.resolve();
+    },
+  };
+}
+
+/** Lets the event loop run a few turns: whatever could happen without a flush ending has happened. */
+const settle = async () => {
+  for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
+};
+
+/** Whether a promise has settled yet. */
+function watch<T>(promise: Promise<T>): { readonly done: boolean; promise: Promise<T> } {
+  const state = { done: false, promise };
+  promise.then(
+    () => (state.done = true),
+    () => (state.done = true),
+  );
+  return state;
+}
+
+test('with a flush, the writer commits without waiting for the disk, and nobody hears of a commit before a flush begun after it has ended', async (ctx) => {
+  const events: string[] = [];
+  const flushes = heldFlushes(events);
+  const g = await groupCommitDatabase(ctx, {}, flushes.flush);
+  g.events.length = 0;
+  assert.equal(g.raw.pragma('synchronous', { simple: true }), 1, 'NORMAL: the commit is not flushed by SQLite');
+
+  const first = watch(g.insert(2));
+  await settle();
+  assert.deepEqual(g.events, ['commit'], 'committed');
+  assert.equal(flushes.started, 1);
+  assert.equal(first.done, false, 'not told before its flush ends');
+
+  // The next batch does not wait for the disk: it commits while the first flush is under way, and
+  // waits for a flush that begins after its commit.
+  const second = watch(g.insert(3));
+  await settle();
+  assert.deepEqual(g.events, ['commit', 'commit']);
+  assert.equal(flushes.started, 1, 'one flush at a time');
+  assert.equal(second.done, false);
+
+  flushes.end();
+  assert.equal(await first.promise, 2);
+  await settle();
+  assert.equal(second.done, false, 'the first flush began before the second commit');
+  assert.equal(flushes.started, 2);
+  flushes.end();
+  assert.equal(await second.promise, 3);
+  assert.deepEqual(events, ['flush', 'flushed', 'flush', 'flushed']);
+});
+
+test('with a flush, a read that may have seen a commit not yet durable waits for its flush', async (ctx) => {
+  const flushes = heldFlushes([]);
+  const g = await groupCommitDatabase(ctx, {}, flushes.flush);
+  const write = watch(g.insert(2));
+  await settle();
+  const select = 'select "id" from "notes" where "id" = ?';
+  assert.equal(g.dialect.readNow(select, [2]), undefined, 'no read at once while a commit is not durable');
+  const read = watch(g.db.selectFrom('notes').select('id').where('id', '=', 2).executeTakeFirst());
+  await settle();
+  assert.equal(read.done, false, 'the read saw the commit: it waits for the flush');
+  flushes.end();
+  assert.deepEqual(await read.promise, { id: 2 });
+  await write.promise;
+  assert.deepEqual(g.dialect.readNow(select, [2]), [{ id: 2 }], 'with every commit durable, reads are at once again');
+});
+
+test('with a flush, a failed flush fails the commits waiting for it, and every write after it, and is told once', async (ctx) => {
+  const flushes = heldFlushes([]);
+  const told: unknown[] = [];
+  const g = await groupCommitDatabase(ctx, {}, flushes.flush, (error) => told.push(error));
+  const write = g.insert(2);
+  await settle();
+  flushes.end(new Error('EIO: i/o error, fdatasync'));
+  await assert.rejects(write, /EIO/);
+  await assert.rejects(g.insert(3), /EIO/, 'nothing more is committed once durability is in doubt');
+  await assert.rejects(g.db.insertInto('notes').values({ id: 4, text: 'alone' }).execute(), /EIO/);
+  assert.deepEqual(
+    told.map((error) => String(error)),
+    ['Error: EIO: i/o error, fdatasync'],
+  );
 });
