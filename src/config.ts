@@ -58,6 +58,11 @@ const configSchema = z.object({
    * (`redis://` or `rediss://`, with the password and database number in the URL). Unset: each process counts alone.
    */
   REDIS_URL: z.url({ protocol: /^rediss?$/, hostname: /./, error: 'a redis:// or rediss:// URL with a host' }).optional(),
+  /** What every key this deployment writes in Redis starts with: two deployments sharing a Redis need two prefixes. */
+  REDIS_KEY_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9._:-]{1,64}$/, { error: 'up to 64 letters, digits, dots, dashes, underscores or colons' })
+    .default('virtual-cards:'),
   /** Stored Idempotency-Key replies kept per user; the oldest go first. */
   IDEMPOTENCY_MAX_KEYS_PER_USER: count(1000),
   /** Prometheus metrics on a listener of their own; off unless METRICS_PORT is set. */

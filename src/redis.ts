@@ -2,9 +2,6 @@ import { Redis } from 'ioredis';
 
 export type { Redis };
 
-/** Every key this app writes starts with this, so it can share a Redis (and an operator can tell its keys). */
-export const REDIS_KEY_PREFIX = 'virtual-cards:';
-
 /** A command Redis has not answered in this long fails, and its caller falls back (`WindowCounts`). */
 const COMMAND_TIMEOUT_MS = 500;
 
@@ -13,17 +10,18 @@ export class RedisUnreachableError extends Error {
 }
 
 /**
- * The process's one Redis client (`REDIS_URL`), connected before anything is served: a Redis that
- * cannot be reached stops the start with an error naming the setting and the host (never the URL, which
- * may carry a password). Afterwards a command never waits for a lost connection (no offline queue, no
- * retry, `COMMAND_TIMEOUT_MS` at most), so its caller can fall back at once; the client reconnects by itself.
+ * The process's one Redis client (`REDIS_URL`, every key under `keyPrefix`), connected before anything is
+ * served: a Redis that cannot be reached stops the start with an error naming the setting and the host
+ * (never the URL, which may carry a password). Afterwards a command never waits for a lost connection
+ * (no offline queue, no retry, `COMMAND_TIMEOUT_MS` at most), so its caller can fall back at once; the
+ * client reconnects by itself.
  *
  * @example
- * const redis = await connectRedis(config.REDIS_URL);
+ * const redis = await connectRedis(config.REDIS_URL, config.REDIS_KEY_PREFIX);
  * // … on shutdown
  * await closeRedis(redis);
  */
-export async function connectRedis(url: string, keyPrefix = REDIS_KEY_PREFIX): Promise<Redis> {
+export async function connectRedis(url: string, keyPrefix: string): Promise<Redis> {
   const redis = new Redis(url, {
     keyPrefix,
     lazyConnect: true,

@@ -36,11 +36,17 @@ function botDeps(runtime: CoreRuntime, config: Config, token: string, logger: Lo
 async function start(config: Config, logger: Logger): Promise<() => Promise<void>> {
   const token = config.BOT_ENABLED ? requireBotToken(config) : undefined;
   // Before the database: a Redis that cannot be reached stops the start with nothing else touched.
-  const redis = config.REDIS_URL === undefined ? undefined : await connectRedis(config.REDIS_URL);
+  const redis = config.REDIS_URL === undefined ? undefined : await connectRedis(config.REDIS_URL, config.REDIS_KEY_PREFIX);
   if (redis) logger.info({ redis: redisAddress(config.REDIS_URL!) }, 'Rate limits counted in Redis, shared by every instance');
   const runtime = await startCoreFromConfig(config, logger).catch(async (error: unknown) => {
     if (redis) await closeRedis(redis);
     throw error;
+  });
+  // A failed flush of the SQLite log leaves nothing that can be made durable: every write and read now
+  // fails, so the process exits for its supervisor to restart it (systemd's Restart=on-failure).
+  void runtime.database.durabilityLost?.then((error) => {
+    logger.fatal({ err: loggableError(error) }, 'The database log could not be flushed: nothing more can be made durable; exiting');
+    process.exit(1);
   });
   const housekeeping = startHousekeeping(runtime, logger);
   let api: RunningHttpApi | undefined;

@@ -32,4 +32,15 @@ describe('REDIS_URL (several instances share their rate limits)', () => {
       );
     }
   });
+
+  it("puts every key under REDIS_KEY_PREFIX, 'virtual-cards:' unless set; a prefix with spaces or other signs is refused", () => {
+    assert.equal(loadConfig({}).REDIS_KEY_PREFIX, 'virtual-cards:');
+    assert.equal(loadConfig({ REDIS_KEY_PREFIX: 'cards-staging:' }).REDIS_KEY_PREFIX, 'cards-staging:');
+    for (const prefix of ['two words', 'x*', 'x'.repeat(65)]) {
+      assert.throws(
+        () => loadConfig({ REDIS_KEY_PREFIX: prefix }),
+        (error: unknown) => error instanceof ConfigError && error.message.includes('REDIS_KEY_PREFIX'),
+      );
+    }
+  });
 });

@@ -3,10 +3,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import type { Update } from 'grammy/types';
+import { Redis } from 'ioredis';
+import { chatKeyOf } from '../src/bot/inbox.js';
+import { hashToken } from '../src/core/secrets.js';
 import { freshPostgresSchema } from './core/dialects.js';
 import { BotApiServer, type RecordedCall, type ScriptedUser } from './helpers/bot-api-server.js';
 import { ENTRY, freePort, runAdminCli, type StartedProcess, startProcess } from './helpers/processes.js';
-import { redisUnavailable, TEST_REDIS_URL } from './helpers/redis.js';
+import { redisUnavailable, TEST_REDIS_URL, testRedis } from './helpers/redis.js';
 
 // Issue 10, section 2, as an operator deploys it: two bot processes in webhook mode and two API processes
 // on one Postgres, sharing Redis. The test plays Telegram (the Bot API test server for the bot's calls, and
@@ -18,8 +22,11 @@ const REDIS_URL = TEST_REDIS_URL;
 const SECRET = 'multi-instance-secret';
 const BOT_TOKEN = '123456:MULTI-instance';
 const HOOK_PATH = '/telegram/hook';
-/** Telegram ids far from other tests', so the shared Redis counts of the bot's limiter are ours alone. */
+/** Telegram ids far from other tests'. */
 const ID_BASE = 7_000_000 + Math.floor(Math.random() * 1_000_000) * 10;
+/** This run's Redis keys, apart from other runs' (the per-address counts of 127.0.0.1 would add up across runs). */
+const redisKeys = testRedis();
+const REDIS_KEY_PREFIX = redisKeys.prefix;
 
 interface Instance {
   name: string;
@@ -75,6 +82,7 @@ describe('two bot instances (webhook) and two API processes on one Postgres', { 
       DATABASE_URL: schema.url,
       CARD_DATA_KEY_FILE: path.join(dir, 'card-data.key'),
       REDIS_URL,
+      REDIS_KEY_PREFIX,
       OTP_TTL_SECONDS: '2',
       LOG_LEVEL: 'warn',
     };
@@ -102,14 +110,19 @@ describe('two bot instances (webhook) and two API processes on one Postgres', { 
     for (const api of apis) await api.process.waitForLog('HTTP API listening');
 
     // Telegram's side: every update the scripted users make is posted to the bot processes in turn, several
-    // at once (Telegram keeps up to 40 connections open to a webhook).
+    // at once (Telegram keeps up to 40 connections open to a webhook). A chat's update is posted once the
+    // one before it was answered: posted together, the later one could be stored first, and handled first.
     pump = (async () => {
       let turn = 0;
       const inFlight = new Set<Promise<void>>();
+      const lastOfChat = new Map<string | undefined, Promise<void>>();
       while (pumping || server.pendingUpdates() > 0) {
         const updates = server.takeUpdates();
         for (const update of updates) {
-          const sent = deliver(update, turn++).finally(() => inFlight.delete(sent));
+          const chat = chatKeyOf(update as unknown as Update);
+          const prefer = turn++;
+          const sent = (lastOfChat.get(chat) ?? Promise.resolve()).then(() => deliver(update, prefer)).finally(() => inFlight.delete(sent));
+          lastOfChat.set(chat, sent);
           inFlight.add(sent);
           if (inFlight.size >= 8) await Promise.race(inFlight);
         }
@@ -128,6 +141,7 @@ describe('two bot instances (webhook) and two API processes on one Postgres', { 
     }
     await server?.stop();
     await schema?.drop();
+    await redisKeys.cleanUp();
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
@@ -141,11 +155,11 @@ describe('two bot instances (webhook) and two API processes on one Postgres', { 
       body: body === undefined ? undefined : JSON.stringify(body),
     });
 
-  /** Waits until `check` holds, polling; fails with `what` after `ms`. */
-  async function eventually(what: string, check: () => boolean, ms = 30_000): Promise<void> {
+  /** Waits until `check` holds, polling; fails with `what` (and what `seen` says) after `ms`. */
+  async function eventually(what: string, check: () => boolean, ms = 30_000, seen?: () => string): Promise<void> {
     const deadline = Date.now() + ms;
     while (!check()) {
-      if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
+      if (Date.now() > deadline) throw new Error(`timed out: ${what}${seen ? `; seen ${seen()}` : ''}`);
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   }
@@ -237,6 +251,15 @@ describe('two bot instances (webhook) and two API processes on one Postgres', { 
     for (let i = 0; i < 50; i++) statuses.push((await api(i, 'GET', '/api/v1/wallet/balance', created.json.token as string)).status);
     assert.equal(statuses.filter((s) => s === 200).length, 40, statuses.join(','));
     assert.equal(statuses.filter((s) => s === 429).length, 10);
+    // Counted under this deployment's REDIS_KEY_PREFIX, and only there.
+    const redis = new Redis(REDIS_URL);
+    try {
+      const key = `api:token:${hashToken(created.json.token as string)}`;
+      assert.equal(await redis.exists(`${REDIS_KEY_PREFIX}${key}`), 1);
+      assert.equal(await redis.exists(`virtual-cards:${key}`), 0);
+    } finally {
+      redis.disconnect();
+    }
   });
 
   it('a bot process killed mid-stream: every update and push still arrives (at least once), in order per chat', async () => {
@@ -265,7 +288,12 @@ describe('two bot instances (webhook) and two API processes on one Postgres', { 
       const kinds = () => replies().map((c) => (String(c.payload.text).includes('/menu — main menu') ? '/help' : '/cards'));
       // At least once: an update in the dead process's hands is handled again, right after itself.
       const deduplicated = () => kinds().filter((kind, k, all) => k === 0 || kind !== all[k - 1]);
-      await eventually(`chat ${chat}: every update handled after the kill`, () => deduplicated().length >= sequence.length, 60_000);
+      await eventually(
+        `chat ${chat}: every update handled after the kill`,
+        () => deduplicated().length >= sequence.length,
+        60_000,
+        () => JSON.stringify(kinds()),
+      );
       assert.deepEqual(deduplicated(), sequence, `chat ${chat}: in order`);
       await eventually(
         `chat ${chat}: the OTP pushed after the kill`,

@@ -6,7 +6,7 @@ import { closeRedis, connectRedis } from '../../src/redis.js';
 export const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 /** Why the Redis tests cannot run here (given to `skip`), or false when Redis answers. */
-export const redisUnavailable: string | false = await connectRedis(TEST_REDIS_URL).then(
+export const redisUnavailable: string | false = await connectRedis(TEST_REDIS_URL, 'virtual-cards-test:').then(
   async (redis): Promise<false> => {
     await closeRedis(redis);
     return false;
@@ -15,6 +15,8 @@ export const redisUnavailable: string | false = await connectRedis(TEST_REDIS_UR
 );
 
 export interface TestRedis {
+  /** This test's key prefix (`REDIS_KEY_PREFIX` for processes the test starts). */
+  prefix: string;
   /** Clients of "processes" sharing this test's keys; each closed by `cleanUp`. */
   connect(): Promise<Redis>;
   /** Closes the clients and deletes this test's keys, and only those. */
@@ -26,6 +28,7 @@ export function testRedis(): TestRedis {
   const prefix = `virtual-cards-test:${randomUUID()}:`;
   const clients: Redis[] = [];
   return {
+    prefix,
     async connect() {
       const redis = await connectRedis(TEST_REDIS_URL, prefix);
       clients.push(redis);
