@@ -36,15 +36,35 @@ const COLUMNS = [
   'updated_at',
 ] as const satisfies readonly (keyof NewCardTransactionRow)[];
 
-// Compiled once: every movement writes a statement line.
-const insertLine = compiledOnce(COLUMNS.length, (ex, ...values: unknown[]) =>
-  ex.insertInto('card_transactions').values(Object.fromEntries(COLUMNS.map((c, i) => [c, values[i]])) as NewCardTransactionRow),
-);
+type LineValues = Omit<NewCardTransactionRow, 'card_position'>;
+
+// Compiled once: every movement writes a statement line. The line takes the place after the last one
+// its card's counts row remembers (migrations/20261124_04_card_positions.ts): SQLite has one writer at a
+// time, so no other line can take it meanwhile. On Postgres a BEFORE INSERT trigger stamps the position
+// under the counts row's lock and overrides this value.
+const insertLine = compiledOnce(COLUMNS.length, (ex, ...values: unknown[]) => {
+  const line = Object.fromEntries(COLUMNS.map((c, i) => [c, values[i]])) as LineValues;
+  return ex.insertInto('card_transactions').values((eb) => ({
+    ...line,
+    card_position: eb(
+      eb.fn.coalesce(
+        eb
+          .selectFrom('card_transaction_counts')
+          .select('last_position')
+          .where('user_id', '=', line.user_id)
+          .where('card_id', '=', line.card_id),
+        eb.lit(0),
+      ),
+      '+',
+      eb.lit(1),
+    ),
+  }));
+});
 
 /** One line of the card's statement (what `GET /cards/transactions` lists). Returns its id. */
 export async function recordCardTransaction(ex: Executor, record: CardTransactionRecord): Promise<string> {
   const id = record.id ?? newRecordId();
-  const row: NewCardTransactionRow = {
+  const row: LineValues = {
     id,
     card_id: record.cardId,
     user_id: record.userId,

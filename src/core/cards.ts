@@ -36,6 +36,12 @@ interface IssuedCardRecord {
   at: string;
 }
 
+/** How long a freeze or unfreeze holds the card's status at most (see `holdingStatus`): longer than a provider call lasts. */
+const STATUS_HOLD_MS = 30_000;
+/** How long a freeze or unfreeze waits for another change of the same card to finish, and how often it looks. */
+const STATUS_WAIT_MS = 10_000;
+const STATUS_POLL_MS = 20;
+
 /** How long a close refused by another close's cooldown waits for that close's outcome, and how often it looks. */
 const CLOSE_WAIT_MS = 30_000;
 const CLOSE_POLL_MS = 20;
@@ -158,6 +164,75 @@ export function createCardOperations({ db, clock, provider, cipher, settings }: 
     return (await findOwnedCard(db, caller, cardId)).status === 'closed';
   }
 
+  /**
+   * Runs a freeze or unfreeze holding the card's status (migrations/20261124_05_card_status_changes.ts),
+   * so that one change of a card at a time reaches the provider, and the provider sees them in the order
+   * the database does. `change` gets the card as read under the hold and checks its rules again. A change
+   * that finds the card held waits for the other to finish, up to `STATUS_WAIT_MS`; a hold whose process
+   * died lapses after `STATUS_HOLD_MS`.
+   */
+  async function holdingStatus<T>(
+    caller: Caller,
+    cardId: string,
+    action: 'freeze' | 'unfreeze',
+    change: (card: CardWithBalance) => Promise<T>,
+  ): Promise<T> {
+    for (let waited = 0; ; waited += STATUS_POLL_MS) {
+      const now = clock.now();
+      const until = new Date(now.getTime() + STATUS_HOLD_MS).toISOString();
+      const held = await db
+        .updateTable('cards')
+        .set({ status_change_until: until })
+        .where('id', '=', cardId)
+        .where('user_id', '=', caller.userId)
+        .where((eb) => eb.or([eb('status_change_until', 'is', null), eb('status_change_until', '<=', now.toISOString())]))
+        .executeTakeFirst();
+      if (held.numUpdatedRows === 1n) {
+        try {
+          return await change(await findOwnedCard(db, caller, cardId));
+        } finally {
+          await db
+            .updateTable('cards')
+            .set({ status_change_until: null })
+            .where('id', '=', cardId)
+            .where('status_change_until', '=', until)
+            .execute();
+        }
+      }
+      if (waited >= STATUS_WAIT_MS) {
+        throw new CardServiceError('PROVIDER_FAILED', { action, reason: 'another change of this card is still under way' });
+      }
+      await sleep(STATUS_POLL_MS);
+    }
+  }
+
+  /**
+   * A freeze or unfreeze: `allowed` refuses a card the change does not apply to (spec 4.8, 4.9), asked
+   * before the hold and again under it; the provider applies the change, then the card records it.
+   */
+  async function changeStatus(
+    caller: Caller,
+    cardId: string,
+    action: 'freeze' | 'unfreeze',
+    allowed: (card: CardWithBalance) => void,
+  ): Promise<StatusChange> {
+    const [from, to] = action === 'freeze' ? (['active', 'frozen'] as const) : (['frozen', 'active'] as const);
+    allowed(await findOwnedCard(db, caller, cardId));
+    return holdingStatus(caller, cardId, action, async (card) => {
+      allowed(card);
+      await callProvider(action, () => provider[action](card.provider_card_id));
+      const changed = await db
+        .updateTable('cards')
+        .set({ status: to, updated_at: clock.now().toISOString() })
+        .where('id', '=', card.id)
+        .where('status', '=', from)
+        .executeTakeFirst();
+      // No longer what it was (a closure ran beside it): refused, saying why.
+      if (changed.numUpdatedRows === 0n) allowed(await findOwnedCard(db, caller, cardId));
+      return { cardId: card.id, status: to };
+    });
+  }
+
   return {
     /**
      * What creating a card would cost (an extension for the bot's summary): the fee after the coupon
@@ -244,37 +319,18 @@ export function createCardOperations({ db, clock, provider, cipher, settings }: 
     },
 
     async freeze(caller: Caller, cardId: string): Promise<StatusChange> {
-      const card = await findOwnedCard(db, caller, cardId);
-      if (card.status === 'frozen') throw new CardServiceError('ALREADY_FROZEN');
-      if (card.status !== 'active') throw new CardServiceError('ONLY_ACTIVE_CAN_FREEZE');
-      if (!card.provider_ready) throw new CardServiceError('CARD_NOT_READY_FREEZE');
-      await callProvider('freeze', () => provider.freeze(card.provider_card_id));
-      const changed = await db
-        .updateTable('cards')
-        .set({ status: 'frozen', updated_at: clock.now().toISOString() })
-        .where('id', '=', card.id)
-        .where('status', '=', 'active')
-        .executeTakeFirst();
-      if (changed.numUpdatedRows === 0n) {
-        const now = await findOwnedCard(db, caller, cardId);
-        throw new CardServiceError(now.status === 'frozen' ? 'ALREADY_FROZEN' : 'ONLY_ACTIVE_CAN_FREEZE');
-      }
-      return { cardId: card.id, status: 'frozen' };
+      return changeStatus(caller, cardId, 'freeze', (card) => {
+        if (card.status === 'frozen') throw new CardServiceError('ALREADY_FROZEN');
+        if (card.status !== 'active') throw new CardServiceError('ONLY_ACTIVE_CAN_FREEZE');
+        if (!card.provider_ready) throw new CardServiceError('CARD_NOT_READY_FREEZE');
+      });
     },
 
     async unfreeze(caller: Caller, cardId: string): Promise<StatusChange> {
-      const card = await findOwnedCard(db, caller, cardId);
-      if (card.status !== 'frozen') throw new CardServiceError('ONLY_FROZEN_CAN_UNFREEZE');
-      if (!card.provider_ready) throw new CardServiceError('CARD_NOT_READY_UNFREEZE');
-      await callProvider('unfreeze', () => provider.unfreeze(card.provider_card_id));
-      const changed = await db
-        .updateTable('cards')
-        .set({ status: 'active', updated_at: clock.now().toISOString() })
-        .where('id', '=', card.id)
-        .where('status', '=', 'frozen')
-        .executeTakeFirst();
-      if (changed.numUpdatedRows === 0n) throw new CardServiceError('ONLY_FROZEN_CAN_UNFREEZE');
-      return { cardId: card.id, status: 'active' };
+      return changeStatus(caller, cardId, 'unfreeze', (card) => {
+        if (card.status !== 'frozen') throw new CardServiceError('ONLY_FROZEN_CAN_UNFREEZE');
+        if (!card.provider_ready) throw new CardServiceError('CARD_NOT_READY_UNFREEZE');
+      });
     },
 
     /**

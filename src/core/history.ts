@@ -20,13 +20,6 @@ import {
 
 const OTP_LIST_SIZE = 50;
 
-/** The statement lines per user and card, kept by triggers on `card_transactions`. */
-interface CardTransactionCountsTable {
-  user_id: string;
-  card_id: string;
-  transactions: number;
-}
-
 // Compiled once (see `compiledOnce`): read on every wallet screen and balance request, and built each
 // time the read takes three times as long (`bench/api.bench.ts`, wallet-balance reads).
 const walletOf = compiledOnce(1, (ex, accountId: number) =>
@@ -50,48 +43,78 @@ export function createHistoryOperations({ db, mailbox, settings, clock }: CoreDe
   }
 
   /**
-   * How many lines the caller's statement holds (one card's, or all their cards'), from the counts the
-   * database keeps (migrations/20261124_02_transaction_counts.ts) rather than by visiting every line.
+   * How many lines all the caller's cards hold, from the counts the database keeps
+   * (migrations/20261124_02_transaction_counts.ts) rather than by visiting every line.
    */
-  async function transactionCount(caller: Caller, cardId: string | undefined): Promise<number> {
-    let counts = db
-      .withTables<{ card_transaction_counts: CardTransactionCountsTable }>()
+  async function userLineCount(caller: Caller): Promise<number> {
+    const { total } = await db
       .selectFrom('card_transaction_counts')
-      .where('user_id', '=', caller.userId);
-    if (cardId !== undefined) counts = counts.where('card_id', '=', cardId);
-    const { total } = await counts
+      .where('user_id', '=', caller.userId)
       .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('transactions'), eb.lit(0)).as('total'))
       .executeTakeFirstOrThrow();
     return Number(total);
   }
 
+  /**
+   * A card's line count, and whether its lines hold every position from 1 to that count: the count
+   * equals the last position given (migrations/20261124_04_card_positions.ts) unless a line was deleted.
+   */
+  async function cardLineCount(caller: Caller, cardId: string): Promise<{ total: number; gapless: boolean }> {
+    const row = await db
+      .selectFrom('card_transaction_counts')
+      .select(['transactions', 'last_position'])
+      .where('user_id', '=', caller.userId)
+      .where('card_id', '=', cardId)
+      .executeTakeFirst();
+    const total = Number(row?.transactions ?? 0);
+    return { total, gapless: total === Number(row?.last_position ?? 0) };
+  }
+
   return {
-    /** Spec 4.12: newest first, optionally for one card. */
+    /**
+     * Spec 4.12: newest first, optionally for one card. A card's statement is in the order of its
+     * positions, the user's in the order of the lines' sequence (the same order but for lines two
+     * Postgres transactions wrote to one card at once).
+     */
     async listTransactions(caller: Caller, query: TransactionsQuery): Promise<Page<CardTransaction>> {
       guard.transactionsQuery(query);
       const page = query.page ?? 1;
       const limit = query.limit ?? settings.pageSizeDefault;
-      if (query.card_id !== undefined) {
-        if (!isUuid(query.card_id)) throw new CardServiceError('INVALID_CARD_ID_PARAM');
-        await findOwnedCard(db, caller, query.card_id);
+      const cardId = query.card_id;
+      if (cardId !== undefined) {
+        if (!isUuid(cardId)) throw new CardServiceError('INVALID_CARD_ID_PARAM');
+        await findOwnedCard(db, caller, cardId);
       }
-      let base = db.selectFrom('card_transactions').where('card_transactions.user_id', '=', caller.userId);
-      if (query.card_id !== undefined) base = base.where('card_transactions.card_id', '=', query.card_id);
-      const total = await transactionCount(caller, query.card_id);
-      const lines = base
+      let lines = db
+        .selectFrom('card_transactions')
         .innerJoin('cards', 'cards.id', 'card_transactions.card_id')
         .selectAll('card_transactions')
-        .select(['cards.name as card_name', 'cards.masked_pan as masked_pan']);
-      // Newest first. A page in the older half is read from the oldest end and turned round, so a page
-      // skips at most half the statement (in an index) and the last page costs what the first does.
+        .select(['cards.name as card_name', 'cards.masked_pan as masked_pan'])
+        .where('card_transactions.user_id', '=', caller.userId);
+      if (cardId !== undefined) lines = lines.where('card_transactions.card_id', '=', cardId);
+      const { total, gapless } =
+        cardId === undefined ? { total: await userLineCount(caller), gapless: false } : await cardLineCount(caller, cardId);
+      // Newest first.
       const newer = (page - 1) * limit;
       const older = total - newer - limit;
       let rows: Awaited<ReturnType<typeof lines.execute>> = [];
-      if (newer < total && older >= newer) {
-        rows = await lines.orderBy('card_transactions.seq', 'desc').limit(limit).offset(newer).execute();
+      if (gapless && newer < total) {
+        // A card's positions run from 1 to its count: the page is a range of them.
+        const newest = total - newer;
+        rows = await lines
+          .where((eb) => eb.between('card_transactions.card_position', Math.max(1, newest - limit + 1), newest))
+          .orderBy('card_transactions.card_position', 'desc')
+          .execute();
       } else if (newer < total) {
-        const oldestFirst = lines.orderBy('card_transactions.seq', 'asc').limit(Math.min(limit, total - newer));
-        rows = (await oldestFirst.offset(Math.max(0, older)).execute()).reverse();
+        // The user's statement, or a card's with a gap (a deleted line): the page skips the lines before it
+        // in an index, from whichever end is nearer (read from the oldest end and turned round).
+        const order = cardId === undefined ? 'card_transactions.seq' : 'card_transactions.card_position';
+        if (older >= newer) {
+          rows = await lines.orderBy(order, 'desc').limit(limit).offset(newer).execute();
+        } else {
+          const oldestFirst = lines.orderBy(order, 'asc').limit(Math.min(limit, total - newer));
+          rows = (await oldestFirst.offset(Math.max(0, older)).execute()).reverse();
+        }
       }
       const totalPages = Math.ceil(total / limit);
       return {

@@ -1,4 +1,4 @@
-import type { Generated, Insertable, Kysely, Selectable, Transaction, Updateable } from 'kysely';
+import type { ColumnType, Generated, Insertable, Kysely, Selectable, Transaction, Updateable } from 'kysely';
 
 /** Money columns hold integer cents. Timestamps are ISO 8601 strings (UTC), which sort as they compare. */
 
@@ -111,6 +111,8 @@ export interface CardsTable {
   deposit: number;
   last_topup_attempt_at: string | null;
   last_withdraw_attempt_at: string | null;
+  /** Until when a freeze or unfreeze waiting on the provider holds the card's status; null when none does. */
+  status_change_until: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: string;
   updated_at: string;
 }
@@ -128,6 +130,11 @@ export interface CardTransactionsTable {
   id: string;
   card_id: string;
   user_id: string;
+  /**
+   * The line's place in its card's statement, 1, 2, … in the order written (never shown). Stamped on
+   * insert (src/core/card-records.ts; on Postgres by a trigger); migrations/20261124_04_card_positions.ts.
+   */
+  card_position: number;
   journal_id: number | null;
   status: 'Approved' | 'Declined';
   side: 'Debit' | 'Credit';
@@ -140,6 +147,15 @@ export interface CardTransactionsTable {
   decline_code: string | null;
   created_at: string;
   updated_at: string;
+}
+
+/** The statement lines per user and card, kept by triggers on `card_transactions`. */
+export interface CardTransactionCountsTable {
+  user_id: string;
+  card_id: string;
+  transactions: number;
+  /** The highest position given to the card's lines; never goes down, so a deleted line's position is never reused. */
+  last_position: number;
 }
 
 export interface CardOtpsTable {
@@ -207,6 +223,7 @@ export interface Database {
   cards: CardsTable;
   card_data_keys: CardDataKeysTable;
   card_transactions: CardTransactionsTable;
+  card_transaction_counts: CardTransactionCountsTable;
   card_otps: CardOtpsTable;
   sandbox_mailbox: SandboxMailboxTable;
   outbox: OutboxTable;

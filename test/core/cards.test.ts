@@ -354,6 +354,56 @@ for (const dialect of dialects()) {
       ]);
     });
 
+    test('racing freezes and unfreezes of one card reach the provider one at a time, so the provider ends as the card does', async (ctx) => {
+      const t = await useCore(ctx, dialect);
+      const alice = await newCustomer(t);
+      const card = await newCard(t, alice);
+      await t.core.freeze(alice.caller, card.id);
+      // The provider is slow to unfreeze, once: two unfreezes race, and a freeze follows the first.
+      const unfreeze = t.provider.unfreeze.bind(t.provider);
+      let answer: () => void = () => undefined;
+      const slow = new Promise<void>((resolve) => (answer = resolve));
+      let unfreezes = 0;
+      t.provider.unfreeze = async (providerCardId) => {
+        if (++unfreezes === 1) await slow;
+        return unfreeze(providerCardId);
+      };
+      const first = t.core.unfreeze(alice.caller, card.id);
+      const second = t.core.unfreeze(alice.caller, card.id);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      answer();
+      const outcomes = await Promise.allSettled([first, second]);
+      assert.equal(outcomes.filter((o) => o.status === 'fulfilled').length, 1);
+      const refused = outcomes.find((o) => o.status === 'rejected');
+      assert.equal((refused as PromiseRejectedResult).reason.code, 'ONLY_FROZEN_CAN_UNFREEZE');
+      assert.equal(unfreezes, 1, 'the refused unfreeze never reached the provider');
+      await t.core.freeze(alice.caller, card.id);
+
+      const lastAtProvider = t.provider.calls.filter((c) => c.ok && (c.operation === 'freeze' || c.operation === 'unfreeze')).at(-1);
+      assert.equal(lastAtProvider?.operation, 'freeze');
+      assert.equal((await t.core.getCard(alice.caller, card.id)).status, 'frozen');
+    });
+
+    test('a freeze waits for another change of the card under way, then checks the card anew', async (ctx) => {
+      const t = await useCore(ctx, dialect);
+      const alice = await newCustomer(t);
+      const card = await newCard(t, alice);
+      const freeze = t.provider.freeze.bind(t.provider);
+      let answer: () => void = () => undefined;
+      const slow = new Promise<void>((resolve) => (answer = resolve));
+      t.provider.freeze = async (providerCardId) => {
+        await slow;
+        return freeze(providerCardId);
+      };
+      const first = t.core.freeze(alice.caller, card.id);
+      const second = t.core.freeze(alice.caller, card.id);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      answer();
+      assert.equal((await first).status, 'frozen');
+      await assertRefused(second, 'ALREADY_FROZEN', 'Card is already frozen');
+      assert.equal(t.provider.calls.filter((c) => c.operation === 'freeze').length, 1);
+    });
+
     test('a freeze the provider fails leaves the card active', async (ctx) => {
       const t = await useCore(ctx, dialect);
       const alice = await newCustomer(t);
