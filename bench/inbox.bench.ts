@@ -19,7 +19,7 @@ import { freshPostgresSchema, whileNoSchemaIsDropped } from '../test/core/dialec
  * through Fastify's `inject` (no sockets), both pressing the Wallet button of the main menu of a linked
  * chat (the link re-checked with the core, one core read, the menu redrawn; API calls stubbed). Two
  * loads: `CHATS` chats with one update each in flight at once (Telegram posts up to 40 at a time), and
- * one update at a time. SQLite is a file (WAL, synchronous=FULL: a flush per commit, as in production),
+ * one update at a time. SQLite is a file (WAL, each commit flushed before it counts, as in production),
  * then in memory (no flush: what the inbox costs besides its two commits per update); Postgres runs
  * too when `BENCH_DATABASE_URL` or `TEST_DATABASE_URL` names one. `BENCH_SECONDS` sets the measuring
  * time of each figure.

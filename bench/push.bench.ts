@@ -12,7 +12,7 @@ import { BOT_INFO, textUpdate } from '../test/helpers/updates.js';
 
 // Push latency: from an OTP event's commit to the bot's sendMessage arriving at a local Bot API server
 // (test/helpers/bot-api-server.ts), one event at a time, p50/p95.
-// (a) SQLite (a file: WAL, synchronous=FULL), the event made in the bot's own process: woken in process.
+// (a) SQLite (a file: WAL, each commit flushed), the event made in the bot's own process: woken in process.
 // (b) Postgres, the event made by another core (its own connections, as the admin command line or
 //     another instance would): only a NOTIFY can wake the bot. Run when BENCH_DATABASE_URL or
 //     TEST_DATABASE_URL names a Postgres database.

@@ -10,7 +10,7 @@ import { freshPostgresSchema } from '../test/core/dialects.js';
 import { ENTRY, freePort } from '../test/helpers/processes.js';
 
 // Durable top-ups over HTTP with the API scaled out: 1, 2 and 4 `npm run api` processes on one Postgres,
-// beside one process on SQLite (WAL, synchronous=FULL), in the same run. 50 connections in all, split
+// beside one process on SQLite (WAL, each commit flushed), in the same run. 50 connections in all, split
 // evenly over the processes (a load balancer's round robin); each process tops up cards of its own, so
 // no request meets another's cooldown. Postgres is `BENCH_DATABASE_URL`, else `TEST_DATABASE_URL`, else
 // the local server; without one, only the SQLite figure is printed.
@@ -22,7 +22,8 @@ import { ENTRY, freePort } from '../test/helpers/processes.js';
 
 const CONNECTIONS = 50;
 const SLICE_SECONDS = 5;
-const CARDS = 4000;
+/** Enough that no card comes round within its 1 s cooldown, even at 10,000 top-ups a second. */
+const CARDS = 12_000;
 const USERS = 100;
 const PROCESS_COUNTS = [1, 2, 4];
 
@@ -160,7 +161,8 @@ async function topups(urls: string[], targets: Target[]): Promise<Figures> {
   });
   const results = await Promise.all(runs);
   return {
-    rps: results.reduce((sum, r) => sum + r.requests.average, 0),
+    // Answers that did the work only: a refusal (a card on its cooldown) is cheaper than a top-up.
+    rps: results.reduce((sum, r) => sum + r['2xx'] / r.duration, 0),
     p50: Math.max(...results.map((r) => r.latency.p50)),
     p99: Math.max(...results.map((r) => r.latency.p99)),
     non2xx: results.reduce((sum, r) => sum + r.non2xx + r.errors, 0),

@@ -16,7 +16,9 @@ import { openSqlite } from '../src/db/database.js';
  *   balances of the user accounts it moves; system accounts get entries only (src/core/ledger.ts);
  * - cards are sealed with the card-data cipher under the same contexts as `sealCardData`;
  * - no user balance goes below zero and no card's deposit passes its plan's limit;
- * - timestamps rise with the statement's order and end before `until`.
+ * - timestamps rise with the statement's order and end before `until`;
+ * - each line takes its card's next position (migrations/20261124_04_card_positions.ts); the triggers
+ *   count it and keep the card's last position.
  * Declined purchases are statement lines without a journal, as the core records them.
  */
 export interface SeedOptions {
@@ -69,6 +71,8 @@ interface SeedCard {
   limit: Cents;
   deposit: Cents;
   depositMoved: boolean;
+  /** The position of the card's last statement line (migrations/20261124_04_card_positions.ts). */
+  lastPosition: number;
 }
 
 interface Catalogue {
@@ -105,8 +109,9 @@ function statements(db: BetterSqlite3.Database) {
     entries2: db.prepare('insert into entries (journal_id, account_id, amount) values (?, ?, ?), (?, ?, ?)'),
     entries3: db.prepare('insert into entries (journal_id, account_id, amount) values (?, ?, ?), (?, ?, ?), (?, ?, ?)'),
     line: db.prepare(
-      `insert into card_transactions (id, card_id, user_id, journal_id, status, side, amount, currency, type, merchant_name,
-       original_amount, original_currency, decline_code, created_at, updated_at) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `insert into card_transactions (id, card_id, user_id, card_position, journal_id, status, side, amount, currency, type,
+       merchant_name, original_amount, original_currency, decline_code, created_at, updated_at)
+       values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     balance: db.prepare('update accounts set balance = ?, updated_at = ? where id = ?'),
     deposit: db.prepare('update cards set deposit = ?, updated_at = ? where id = ?'),
@@ -365,6 +370,7 @@ class Seeder {
       limit: plan.limit_amount,
       deposit: 0,
       depositMoved: false,
+      lastPosition: 0,
     };
     if (bin.initial_balance > 0) {
       const journalId = this.#post('initial_balance', `initial-balance:${id}`, at, [
@@ -381,11 +387,13 @@ class Seeder {
     const row = this.db
       .prepare(
         `select cards.user_id, cards.account_id, cards.category, cards.currency, cards.limit_amount, cards.deposit,
-         card_account.balance as balance, users.wallet_account_id, wallet.balance as wallet_balance
+         card_account.balance as balance, users.wallet_account_id, wallet.balance as wallet_balance,
+         coalesce(counts.last_position, 0) as last_position
          from cards
          join accounts card_account on card_account.id = cards.account_id
          join users on users.id = cards.user_id
          join accounts wallet on wallet.id = users.wallet_account_id
+         left join card_transaction_counts counts on counts.user_id = cards.user_id and counts.card_id = cards.id
          where cards.id = ?`,
       )
       .get(cardId) as
@@ -399,6 +407,7 @@ class Seeder {
           balance: number;
           wallet_account_id: number;
           wallet_balance: number;
+          last_position: number;
         }
       | undefined;
     if (!row) throw new Error(`No card ${cardId} to seed`);
@@ -411,6 +420,7 @@ class Seeder {
       limit: row.limit_amount,
       deposit: row.deposit,
       depositMoved: false,
+      lastPosition: row.last_position,
     };
   }
 
@@ -512,6 +522,7 @@ class Seeder {
       id,
       card.id,
       card.user.id,
+      ++card.lastPosition,
       journalId,
       status,
       side,

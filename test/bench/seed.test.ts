@@ -12,7 +12,7 @@ import { openSqlite } from '../../src/db/database.js';
 import { TEST_CARD_DATA_KEY } from '../helpers/core.js';
 
 describe('bench seed (bench/seed.ts)', () => {
-  test("a seeded database keeps the core's rules: a balanced ledger, foreign keys, sealed card data, counted statements", async (ctx) => {
+  test("a seeded database keeps the core's rules: a balanced ledger, foreign keys, sealed card data, counted and positioned statements", async (ctx) => {
     const dir = mkdtempSync(path.join(tmpdir(), 'cards-seed-test-'));
     ctx.after(() => rmSync(dir, { recursive: true, force: true }));
     const file = path.join(dir, 'seeded.db');
@@ -46,6 +46,24 @@ describe('bench seed (bench/seed.ts)', () => {
       assert.equal(raw.pragma('journal_mode', { simple: true }), 'wal');
       const latest = raw.prepare('select max(created_at) from card_transactions').pluck().get() as string;
       assert.ok(latest < clock.now().toISOString());
+      // Each card's lines hold positions 1 to n in the order written, and its counts row says n twice.
+      const misplaced = raw
+        .prepare(
+          `select count(*) from (select card_position, row_number() over (partition by user_id, card_id order by seq) as place
+           from card_transactions) where card_position != place`,
+        )
+        .pluck()
+        .get();
+      assert.equal(misplaced, 0);
+      const miscounted = raw
+        .prepare(
+          `select count(*) from (select user_id, card_id, count(*) as n from card_transactions group by user_id, card_id) as lines
+           left join card_transaction_counts counts using (user_id, card_id)
+           where counts.transactions is not lines.n or counts.last_position is not lines.n`,
+        )
+        .pluck()
+        .get();
+      assert.equal(miscounted, 0);
     } finally {
       raw.close();
     }
