@@ -70,6 +70,10 @@ describe('the card-details Mini App in Chromium', { skip }, () => {
       ],
     });
     await browser.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: baseUrl });
+    // The pages' clock stands still until a test moves it: the display's seconds (and the "Copied" label's)
+    // cannot run out while a busy machine is still checking what they show.
+    await browser.clock.install();
+    await browser.clock.pauseAt(Date.now() + 1000);
   });
 
   after(async () => {
@@ -97,11 +101,16 @@ describe('the card-details Mini App in Chromium', { skip }, () => {
     await page.locator('#details, #status.error').first().waitFor();
   }
 
-  /** No trace of the card in the document: no digit at all in what the page shows, nor the number anywhere. */
+  /**
+   * No trace of the card in the document: no digit at all in what the page shows, not its last four digits in
+   * the part the script fills (the page's own style and script may hold any four digits), nor the number anywhere.
+   */
   async function assertNoCardData(page: Page): Promise<void> {
     assert.doesNotMatch(await page.locator('main').innerText(), /\d/);
+    assert.ok(!(await page.locator('main').innerHTML()).includes(details.pan.slice(-4)), 'the last four digits in the page');
     const html = await page.content();
-    assert.ok(!html.includes(details.pan) && !html.includes(details.pan.slice(-4)), 'the card number in the page');
+    const spaced = details.pan.replace(/(\d{4})(?=\d)/g, '$1 ');
+    assert.ok(!html.includes(details.pan) && !html.includes(spaced), 'the card number in the page');
     assert.equal(await page.locator('#number').count(), 0);
   }
 
@@ -114,7 +123,7 @@ describe('the card-details Mini App in Chromium', { skip }, () => {
     assert.equal((await page.locator('#number').textContent())!.replaceAll(' ', ''), details.pan);
     assert.equal(await page.locator('#cvv').textContent(), details.cvv);
     assert.equal(await page.locator('#expiry').textContent(), details.exp);
-    assert.match((await page.locator('#countdown').textContent())!, /^Hidden in [12] s$/);
+    assert.equal(await page.locator('#countdown').textContent(), `Hidden in ${SHOW_SECONDS} s`);
     // The page's own style applied (allowed by its hash), like its script.
     assert.equal(await page.evaluate("getComputedStyle(document.querySelector('main')).maxWidth"), '448px');
     // Neither the nonce nor the init data stays in the address.
@@ -124,8 +133,15 @@ describe('the card-details Mini App in Chromium', { skip }, () => {
     await page.waitForFunction("document.querySelector('#number + button').textContent === 'Copied'");
     assert.equal(await page.evaluate('navigator.clipboard.readText()'), details.pan);
 
+    await page.clock.runFor(SHOW_SECONDS * 1000 - 1);
+    assert.equal(await page.locator('#countdown').textContent(), 'Hidden in 1 s', 'still shown a moment before the end');
+    await page.clock.runFor(1);
     await page.locator('#details').waitFor({ state: 'detached' });
     assert.match((await page.locator('#status').textContent())!, /hidden now/);
+    // What was copied is wiped with it.
+    const clipboard = () => page.evaluate('navigator.clipboard.readText()');
+    for (let wait = 0; (await clipboard()) !== '' && wait < 100; wait++) await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.equal(await clipboard(), '', 'the clipboard is wiped with the details');
     await assertNoCardData(page);
     await page.close();
   });
@@ -169,7 +185,7 @@ describe('the card-details Mini App in Chromium', { skip }, () => {
   it('speaks Russian to a user whose Telegram is in Russian', async () => {
     const { page } = await open(await nonce(), signInitData(BOT_TOKEN, { id: ALICE, language_code: 'ru' }, t.clock.now()));
     await settled(page);
-    assert.match((await page.locator('#countdown').textContent())!, /^Скроются через [12] с$/);
+    assert.equal(await page.locator('#countdown').textContent(), `Скроются через ${SHOW_SECONDS} с`);
     await page.close();
   });
 
