@@ -63,6 +63,8 @@ const configSchema = z.object({
     .string()
     .regex(/^[A-Za-z0-9._:-]{1,64}$/, { error: 'up to 64 letters, digits, dots, dashes, underscores or colons' })
     .default('virtual-cards:'),
+  /** How long a Redis command may take before its caller counts alone instead (a limit check never waits longer). */
+  REDIS_COMMAND_TIMEOUT_MS: z.coerce.number().int().min(10).max(60_000).default(500),
   /** Stored Idempotency-Key replies kept per user; the oldest go first. */
   IDEMPOTENCY_MAX_KEYS_PER_USER: count(1000),
   /** Prometheus metrics on a listener of their own; off unless METRICS_PORT is set. */

@@ -2,9 +2,6 @@ import { Redis } from 'ioredis';
 
 export type { Redis };
 
-/** A command Redis has not answered in this long fails, and its caller falls back (`WindowCounts`). */
-const COMMAND_TIMEOUT_MS = 500;
-
 export class RedisUnreachableError extends Error {
   override readonly name = 'RedisUnreachableError';
 }
@@ -13,21 +10,21 @@ export class RedisUnreachableError extends Error {
  * The process's one Redis client (`REDIS_URL`, every key under `keyPrefix`), connected before anything is
  * served: a Redis that cannot be reached stops the start with an error naming the setting and the host
  * (never the URL, which may carry a password). Afterwards a command never waits for a lost connection
- * (no offline queue, no retry, `COMMAND_TIMEOUT_MS` at most), so its caller can fall back at once; the
- * client reconnects by itself.
+ * (no offline queue, no retry) and fails once unanswered for `commandTimeoutMs`, so its caller can fall
+ * back (`WindowCounts`); the client reconnects by itself.
  *
  * @example
- * const redis = await connectRedis(config.REDIS_URL, config.REDIS_KEY_PREFIX);
+ * const redis = await connectRedis(config.REDIS_URL, { keyPrefix: config.REDIS_KEY_PREFIX, commandTimeoutMs: 500 });
  * // … on shutdown
  * await closeRedis(redis);
  */
-export async function connectRedis(url: string, keyPrefix: string): Promise<Redis> {
+export async function connectRedis(url: string, options: { keyPrefix: string; commandTimeoutMs: number }): Promise<Redis> {
   const redis = new Redis(url, {
-    keyPrefix,
+    keyPrefix: options.keyPrefix,
     lazyConnect: true,
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
-    commandTimeout: COMMAND_TIMEOUT_MS,
+    commandTimeout: options.commandTimeoutMs,
   });
   // Failures reach the callers of the commands (who log them once per outage); the event needs a
   // listener all the same, else ioredis prints each one.

@@ -36,7 +36,10 @@ function botDeps(runtime: CoreRuntime, config: Config, token: string, logger: Lo
 async function start(config: Config, logger: Logger): Promise<() => Promise<void>> {
   const token = config.BOT_ENABLED ? requireBotToken(config) : undefined;
   // Before the database: a Redis that cannot be reached stops the start with nothing else touched.
-  const redis = config.REDIS_URL === undefined ? undefined : await connectRedis(config.REDIS_URL, config.REDIS_KEY_PREFIX);
+  const redis =
+    config.REDIS_URL === undefined
+      ? undefined
+      : await connectRedis(config.REDIS_URL, { keyPrefix: config.REDIS_KEY_PREFIX, commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS });
   if (redis) logger.info({ redis: redisAddress(config.REDIS_URL!) }, 'Rate limits counted in Redis, shared by every instance');
   const runtime = await startCoreFromConfig(config, logger).catch(async (error: unknown) => {
     if (redis) await closeRedis(redis);

@@ -33,6 +33,16 @@ describe('REDIS_URL (several instances share their rate limits)', () => {
     }
   });
 
+  it('gives a Redis command 500 ms unless REDIS_COMMAND_TIMEOUT_MS says otherwise, between 10 ms and a minute', () => {
+    assert.equal(loadConfig({}).REDIS_COMMAND_TIMEOUT_MS, 500);
+    assert.equal(loadConfig({ REDIS_COMMAND_TIMEOUT_MS: '2000' }).REDIS_COMMAND_TIMEOUT_MS, 2000);
+    for (const value of ['0', '5', '60001', 'soon'])
+      assert.throws(
+        () => loadConfig({ REDIS_COMMAND_TIMEOUT_MS: value }),
+        (error: unknown) => error instanceof ConfigError && error.message.includes('REDIS_COMMAND_TIMEOUT_MS'),
+      );
+  });
+
   it("puts every key under REDIS_KEY_PREFIX, 'virtual-cards:' unless set; a prefix with spaces or other signs is refused", () => {
     assert.equal(loadConfig({}).REDIS_KEY_PREFIX, 'virtual-cards:');
     assert.equal(loadConfig({ REDIS_KEY_PREFIX: 'cards-staging:' }).REDIS_KEY_PREFIX, 'cards-staging:');

@@ -14,7 +14,7 @@ const NOWHERE = 'redis://:hunter2@127.0.0.1:1/0';
 
 describe('a Redis that cannot be reached stops the start', () => {
   test('connectRedis refuses, naming REDIS_URL and the host, never the password', async () => {
-    await assert.rejects(connectRedis(NOWHERE, 'virtual-cards-test:'), (error: unknown) => {
+    await assert.rejects(connectRedis(NOWHERE, { keyPrefix: 'virtual-cards-test:', commandTimeoutMs: 500 }), (error: unknown) => {
       assert.ok(error instanceof RedisUnreachableError);
       assert.match(error.message, /^REDIS_URL: cannot reach Redis at 127\.0\.0\.1:1 \(.*ECONNREFUSED.*\)$/);
       assert.ok(!error.message.includes('hunter2'));

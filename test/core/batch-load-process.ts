@@ -17,7 +17,7 @@ const t = await startCore({
 async function keepToppingUp(token: string, cardId: string): Promise<void> {
   const caller = await t.core.authenticate(token);
   for (;;) {
-    const done = await t.core.topup(caller, cardId, { amount: 1_000 });
+    const done = await t.core.topup(caller, cardId, { amount: 500 });
     process.stdout.write(`ack ${done.transactionId}\n`);
   }
 }

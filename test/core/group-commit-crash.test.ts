@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { createTestCore, newCard, newCustomer } from '../helpers/core.js';
+import { catalogue, createTestCore, newCustomer } from '../helpers/core.js';
 
 const LOAD = path.join(path.dirname(fileURLToPath(import.meta.url)), 'batch-load-process.ts');
 const CARDS = 16;
@@ -17,10 +17,15 @@ test('a kill -9 during batched load loses no acknowledged top-up: after a restar
   const file = path.join(dir, 'cards.db');
 
   const setup = await createTestCore({ url: file, settings: { topupCooldownSeconds: 0 } });
+  // The plan with the highest limit, and the smallest top-ups ($5): a card's limit (5,000 top-ups) is far off
+  // however long this process takes to kill the load process (on the cheapest plan it was 100).
+  const { bin, plans } = await catalogue(setup);
+  const roomiest = plans.reduce((a, b) => (b.limit > a.limit ? b : a));
   const cards: { token: string; cardId: string }[] = [];
   for (let i = 0; i < CARDS; i++) {
     const person = await newCustomer(setup, 100_000_000, `P${i}`);
-    cards.push({ token: person.token, cardId: (await newCard(setup, person)).id });
+    const card = await setup.core.createCard(person.caller, { bin_id: bin.id, planId: roomiest.id, name: `Load ${i}` });
+    cards.push({ token: person.token, cardId: card.id });
   }
   const at = setup.clock.now().toISOString();
   await setup.close();
