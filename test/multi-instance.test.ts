@@ -10,6 +10,7 @@ import { hashToken } from '../src/core/secrets.js';
 import { freshPostgresSchema, whileNoSchemaIsDropped } from './core/dialects.js';
 import { BotApiServer, type RecordedCall, type ScriptedUser } from './helpers/bot-api-server.js';
 import { ENTRY, freePort, runAdminCli, type StartedProcess, startProcess } from './helpers/processes.js';
+import { eventually } from './helpers/wait.js';
 import { redisUnavailable, TEST_REDIS_COMMAND_TIMEOUT_MS, TEST_REDIS_URL, testRedis } from './helpers/redis.js';
 
 // Issue 10, section 2, as an operator deploys it: two bot processes in webhook mode and two API processes
@@ -24,6 +25,8 @@ const BOT_TOKEN = '123456:MULTI-instance';
 const HOOK_PATH = '/telegram/hook';
 /** Telegram ids far from other tests'. */
 const ID_BASE = 7_000_000 + Math.floor(Math.random() * 1_000_000) * 10;
+/** How long the test waits for what the processes do, and how often it looks. */
+const PATIENCE = { timeoutMs: 30_000, everyMs: 50 };
 /** This run's Redis keys, apart from other runs' (the per-address counts of 127.0.0.1 would add up across runs). */
 const redisKeys = testRedis();
 const REDIS_KEY_PREFIX = redisKeys.prefix;
@@ -164,15 +167,6 @@ describe('two bot instances (webhook) and two API processes on one Postgres', { 
       body: body === undefined ? undefined : JSON.stringify(body),
     });
 
-  /** Waits until `check` holds, polling; fails with `what` (and what `seen` says) after `ms`. */
-  async function eventually(what: string, check: () => boolean, ms = 30_000, seen?: () => string): Promise<void> {
-    const deadline = Date.now() + ms;
-    while (!check()) {
-      if (Date.now() > deadline) throw new Error(`timed out: ${what}${seen ? `; seen ${seen()}` : ''}`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-  }
-
   interface Holder {
     user: ScriptedUser;
     userId: string;
@@ -223,20 +217,20 @@ describe('two bot instances (webhook) and two API processes on one Postgres', { 
     for (const [i, holder] of holders.entries()) {
       const chat = holder.user.chatId;
       const replies = () => sentTo(chat, mark).filter((c) => /\/menu — main menu|Your cards|no cards/.test(String(c.payload.text)));
-      await eventually(`six replies in chat ${chat}`, () => replies().length >= sequence.length);
+      await eventually(`six replies in chat ${chat}`, () => replies().length >= sequence.length, PATIENCE);
       const kinds = replies().map((c) => (String(c.payload.text).includes('/menu — main menu') ? '/help' : '/cards'));
       assert.deepEqual(kinds, sequence, `chat ${chat}: replies in the order of the updates`);
 
       const otpPushes = () => sentTo(chat, mark).filter((c) => String(c.payload.text).includes(otps[i]!));
       const purchasePushes = () => sentTo(chat, mark).filter((c) => String(c.payload.text).includes('Cafe'));
-      await eventually(`the pushes in chat ${chat}`, () => otpPushes().length >= 1 && purchasePushes().length >= 1);
+      await eventually(`the pushes in chat ${chat}`, () => otpPushes().length >= 1 && purchasePushes().length >= 1, PATIENCE);
       // The OTP message deletes itself after 2 s: once, by one of the two processes.
       const otpMessage = (otpPushes()[0]!.result as { message_id: number }).message_id;
       const deletions = () =>
         server.calls.filter(
           (c) => c.method === 'deleteMessage' && Number(c.payload.chat_id) === chat && Number(c.payload.message_id) === otpMessage,
         );
-      await eventually(`the OTP message deleted in chat ${chat}`, () => deletions().length >= 1);
+      await eventually(`the OTP message deleted in chat ${chat}`, () => deletions().length >= 1, PATIENCE);
       await new Promise((resolve) => setTimeout(resolve, 300));
       assert.equal(otpPushes().length, 1, `chat ${chat}: the OTP pushed once`);
       assert.equal(purchasePushes().length, 1, `chat ${chat}: the purchase pushed once`);
@@ -253,7 +247,11 @@ describe('two bot instances (webhook) and two API processes on one Postgres', { 
     const flooder = server.user(ID_BASE + 9);
     const mark = server.mark();
     for (let i = 0; i < 30; i++) flooder.send(`hello ${i}`);
-    await eventually('the flood answered', () => sentTo(flooder.chatId, mark).some((c) => String(c.payload.text).includes('slow down')));
+    await eventually(
+      'the flood answered',
+      () => sentTo(flooder.chatId, mark).some((c) => String(c.payload.text).includes('slow down')),
+      PATIENCE,
+    );
 
     // The API: 40 requests a minute per token; 50 spread over both processes.
     const created = await admin('users', 'create', '--name', 'Busy', '--deposit', '1');
@@ -298,17 +296,16 @@ describe('two bot instances (webhook) and two API processes on one Postgres', { 
       const kinds = () => replies().map((c) => (String(c.payload.text).includes('/menu — main menu') ? '/help' : '/cards'));
       // At least once: an update in the dead process's hands is handled again, right after itself.
       const deduplicated = () => kinds().filter((kind, k, all) => k === 0 || kind !== all[k - 1]);
-      await eventually(
-        `chat ${chat}: every update handled after the kill`,
-        () => deduplicated().length >= sequence.length,
-        60_000,
-        () => JSON.stringify(kinds()),
-      );
+      await eventually(`chat ${chat}: every update handled after the kill`, () => deduplicated().length >= sequence.length, {
+        ...PATIENCE,
+        timeoutMs: 60_000,
+        seen: () => JSON.stringify(kinds()),
+      });
       assert.deepEqual(deduplicated(), sequence, `chat ${chat}: in order`);
       await eventually(
         `chat ${chat}: the OTP pushed after the kill`,
         () => sentTo(chat, mark).some((c) => String(c.payload.text).includes(otps[i]!)),
-        60_000,
+        { ...PATIENCE, timeoutMs: 60_000 },
       );
     }
   });

@@ -13,6 +13,7 @@ import type { SensitiveCardDetails } from '../../src/core/views.js';
 import { createLogger } from '../../src/logger.js';
 import { createTestCore, newCard, newCustomer, type TestCore } from '../helpers/core.js';
 import { launchFragment, signInitData } from '../helpers/init-data.js';
+import { eventually } from '../helpers/wait.js';
 
 // The Mini App page in a real browser: Debian's Chromium, driven by playwright-core. Without the browser
 // the suite is skipped saying why (`npm test` needs nothing but `npm ci`), unless REQUIRE_CHROMIUM=1:
@@ -140,7 +141,7 @@ describe('the card-details Mini App in Chromium', { skip }, () => {
     assert.match((await page.locator('#status').textContent())!, /hidden now/);
     // What was copied is wiped with it.
     const clipboard = () => page.evaluate('navigator.clipboard.readText()');
-    for (let wait = 0; (await clipboard()) !== '' && wait < 100; wait++) await new Promise((resolve) => setTimeout(resolve, 50));
+    await eventually('the clipboard is wiped', async () => (await clipboard()) === '', { timeoutMs: 5000, everyMs: 50 });
     assert.equal(await clipboard(), '', 'the clipboard is wiped with the details');
     await assertNoCardData(page);
     await page.close();

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import type { CardProvider } from '../../src/core/provider.js';
 import { luhnCheckDigit } from '../../src/core/luhn.js';
 import { catalogue, newCard, newCustomer, TEST_CARD_DATA_KEY, type Customer } from '../helpers/core.js';
 import type { TestCore } from '../helpers/core.js';
@@ -360,23 +361,16 @@ for (const dialect of dialects()) {
       const card = await newCard(t, alice);
       await t.core.freeze(alice.caller, card.id);
       // The provider is slow to unfreeze, once: two unfreezes race, and a freeze follows the first.
-      const unfreeze = t.provider.unfreeze.bind(t.provider);
-      let answer: () => void = () => undefined;
-      const slow = new Promise<void>((resolve) => (answer = resolve));
-      let unfreezes = 0;
-      t.provider.unfreeze = async (providerCardId) => {
-        if (++unfreezes === 1) await slow;
-        return unfreeze(providerCardId);
-      };
+      const slow = holdFirstCall(t.provider, 'unfreeze');
       const first = t.core.unfreeze(alice.caller, card.id);
       const second = t.core.unfreeze(alice.caller, card.id);
       await new Promise((resolve) => setTimeout(resolve, 100));
-      answer();
+      slow.release();
       const outcomes = await Promise.allSettled([first, second]);
       assert.equal(outcomes.filter((o) => o.status === 'fulfilled').length, 1);
       const refused = outcomes.find((o) => o.status === 'rejected');
       assert.equal((refused as PromiseRejectedResult).reason.code, 'ONLY_FROZEN_CAN_UNFREEZE');
-      assert.equal(unfreezes, 1, 'the refused unfreeze never reached the provider');
+      assert.equal(slow.calls(), 1, 'the refused unfreeze never reached the provider');
       await t.core.freeze(alice.caller, card.id);
 
       const lastAtProvider = t.provider.calls.filter((c) => c.ok && (c.operation === 'freeze' || c.operation === 'unfreeze')).at(-1);
@@ -388,17 +382,11 @@ for (const dialect of dialects()) {
       const t = await useCore(ctx, dialect);
       const alice = await newCustomer(t);
       const card = await newCard(t, alice);
-      const freeze = t.provider.freeze.bind(t.provider);
-      let answer: () => void = () => undefined;
-      const slow = new Promise<void>((resolve) => (answer = resolve));
-      t.provider.freeze = async (providerCardId) => {
-        await slow;
-        return freeze(providerCardId);
-      };
+      const slow = holdFirstCall(t.provider, 'freeze');
       const first = t.core.freeze(alice.caller, card.id);
       const second = t.core.freeze(alice.caller, card.id);
       await new Promise((resolve) => setTimeout(resolve, 100));
-      answer();
+      slow.release();
       assert.equal((await first).status, 'frozen');
       await assertRefused(second, 'ALREADY_FROZEN', 'Card is already frozen');
       assert.equal(t.provider.calls.filter((c) => c.operation === 'freeze').length, 1);
@@ -611,4 +599,17 @@ for (const dialect of dialects()) {
       assert.equal((await t.core.withdraw(alice.caller, card.id, { amount: 100 })).amountWithdrawn, 100);
     });
   });
+}
+
+/** Holds the provider's first call of `operation` until `release`; `calls` counts the calls made. */
+function holdFirstCall(provider: CardProvider, operation: 'freeze' | 'unfreeze'): { release(): void; calls(): number } {
+  const real = provider[operation].bind(provider);
+  let release: () => void = () => undefined;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  let calls = 0;
+  provider[operation] = async (providerCardId) => {
+    if (++calls === 1) await held;
+    return real(providerCardId);
+  };
+  return { release: () => release(), calls: () => calls };
 }

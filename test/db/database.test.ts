@@ -7,6 +7,7 @@ import { runAdmin } from '../../src/admin/run.js';
 import { openDatabase } from '../../src/db/database.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { createTestCore } from '../helpers/core.js';
+import { eventually } from '../helpers/wait.js';
 import { sql } from 'kysely';
 
 const mode = (file: string) => statSync(file).mode & 0o777;
@@ -68,7 +69,7 @@ test('a SQLite database commits without flushing and flushes off the main thread
     if (i % 20 === 19) await new Promise((resolve) => setTimeout(resolve, 110));
   }
   // The last checkpoint asked for may still be copying (a slow disk): given until then.
-  await until(() => statSync(file).size > 12_000_000, 10_000);
+  await eventually('the worker copied the WAL into the file', () => statSync(file).size > 12_000_000);
   const copied = statSync(file).size;
   assert.ok(copied > 12_000_000, `the worker checkpointed along the way (${copied} bytes in the database file)`);
   const { n } = raw.prepare('select count(*) as n from pages').get() as { n: number };
@@ -94,15 +95,9 @@ test('a checkpointer that cannot work is said once and stops nothing: writes go 
   // The worker starts and fails in its own time (a busy machine): its warning is waited for, then a while
   // longer for a second one, which must not come.
   const said = () => warnings.filter((w) => w.startsWith('WAL checkpoint')).length;
-  await until(() => said() > 0, 10_000);
+  await eventually('the checkpointer said it cannot work', () => said() > 0);
   await new Promise((resolve) => setTimeout(resolve, 300));
   assert.equal(said(), 1, warnings.join('\n'));
   const { n } = database.sqlite!.prepare('select count(*) as n from notes').get() as { n: number };
   assert.equal(n, 6);
 });
-
-/** Polls `check` every 20 ms until it holds or `ms` have passed; the caller asserts what it then finds. */
-async function until(check: () => boolean, ms: number): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
-}

@@ -5,19 +5,12 @@ import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { listenForNotifications, notifyOnCommit } from '../../src/db/notify.js';
 import { capturedLogger } from '../helpers/log.js';
+import { eventually } from '../helpers/wait.js';
 
 // The Postgres notifications that wake the bot's push (src/db/notify.ts): sent at commit, heard by a
 // connection of its own that comes back when it drops.
 
 const url = process.env.TEST_DATABASE_URL;
-
-async function until(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`Timed out waiting until ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 describe('Postgres notifications', { skip: !url && 'TEST_DATABASE_URL is not set' }, () => {
   test('a notification made in a transaction is heard once it commits, never if it rolls back', async (ctx) => {
@@ -28,7 +21,7 @@ describe('Postgres notifications', { skip: !url && 'TEST_DATABASE_URL is not set
     const db = new Kysely<any>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: url, max: 2 }) }) });
     ctx.after(() => db.destroy());
     await listener.ready;
-    await until(() => heard === 1, 'the call made once listening (what was announced meanwhile)');
+    await eventually('the call made once listening (what was announced meanwhile)', () => heard === 1, { everyMs: 10 });
 
     await assert.rejects(
       db.transaction().execute(async (trx) => {
@@ -44,7 +37,7 @@ describe('Postgres notifications', { skip: !url && 'TEST_DATABASE_URL is not set
       inTransaction = heard === 1;
     });
     assert.ok(inTransaction, 'nothing heard before the commit');
-    await until(() => heard === 2, 'the commit is heard');
+    await eventually('the commit is heard', () => heard === 2, { everyMs: 10 });
     await new Promise((resolve) => setTimeout(resolve, 100));
     assert.equal(heard, 2, 'heard once for the transaction, nothing for the one rolled back');
   });
@@ -63,14 +56,14 @@ describe('Postgres notifications', { skip: !url && 'TEST_DATABASE_URL is not set
       (await admin.query<{ pid: number }>('select pid from pg_stat_activity where query = $1', [`listen "${channel}"`])).rows.map(
         (r) => r.pid,
       );
-    await until(async () => (await listening()).length === 1, 'the listener shows');
+    await eventually('the listener shows', async () => (await listening()).length === 1, { everyMs: 10 });
     const [first] = await listening();
 
     await admin.query('select pg_terminate_backend($1)', [first]);
-    await until(async () => (await listening()).some((pid) => pid !== first), 'a new connection listens');
+    await eventually('a new connection listens', async () => (await listening()).some((pid) => pid !== first), { everyMs: 10 });
     const before = heard;
     await admin.query('select pg_notify($1, current_schema())', [channel]);
-    await until(() => heard > before, 'a notification is heard on the new connection');
+    await eventually('a notification is heard on the new connection', () => heard > before, { everyMs: 10 });
 
     const lines = text()
       .trim()
