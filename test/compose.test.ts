@@ -9,7 +9,7 @@ import { startCore, type CoreRuntime } from '../src/compose.js';
 import { CardDataKeyError, cardDataKeyFingerprint } from '../src/core/secrets.js';
 import { openDatabase } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
-import { freshPostgresSchema, whileNoSchemaIsDropped } from './core/dialects.js';
+import { freshPostgresSchema, whileNoSchemaIsDropped, withoutPostgres } from './core/dialects.js';
 import { newCard, newCustomer } from './helpers/core.js';
 
 // The card-data key at start: generated only for a database that never had one; a missing, wrong or
@@ -270,7 +270,7 @@ describe('a first start of several processes together', () => {
   });
 
   test('processes starting at once on a fresh Postgres schema all come up: one migration, one fingerprint, one seed', {
-    skip: !process.env.TEST_DATABASE_URL,
+    skip: withoutPostgres,
   }, async (ctx) => {
     const baseUrl = process.env.TEST_DATABASE_URL!;
     for (let round = 0; round < 2; round++) {

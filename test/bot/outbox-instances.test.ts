@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { botTables, recordDelivery } from '../../src/bot/repository.js';
 import { CLAIM_LEASE_MS } from '../../src/db/claims.js';
-import { dialects } from '../core/dialects.js';
+import { dialects, withoutPostgres } from '../core/dialects.js';
 import { BotApiServer } from '../helpers/bot-api-server.js';
 import { newCard, newCustomer } from '../helpers/core.js';
 import { runAdminCli } from '../helpers/processes.js';
@@ -121,7 +121,7 @@ for (const dialect of dialects()) {
   });
 }
 
-describe('pushes woken by Postgres notifications', { skip: !process.env.TEST_DATABASE_URL && 'TEST_DATABASE_URL is not set' }, () => {
+describe('pushes woken by Postgres notifications', { skip: withoutPostgres }, () => {
   test('an event committed over another connection (another core, as in another process) wakes the push', async (ctx) => {
     const { server, apiRoot } = await withServer(ctx);
     const db = await sharedDatabase(ctx, 'postgres');

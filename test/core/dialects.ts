@@ -7,6 +7,9 @@ import type { CoreSettings } from '../../src/core/settings.js';
 export type Dialect = 'sqlite' | 'postgres';
 
 /** SQLite always; Postgres as well when TEST_DATABASE_URL names one. Each suite runs once per dialect. */
+/** For `skip`: why the Postgres-only tests cannot run here, or false when they can. */
+export const withoutPostgres: string | false = !process.env.TEST_DATABASE_URL && 'TEST_DATABASE_URL is not set';
+
 export function dialects(): Dialect[] {
   return process.env.TEST_DATABASE_URL ? ['sqlite', 'postgres'] : ['sqlite'];
 }

@@ -6,7 +6,7 @@ import { down, up } from '../../migrations/20261124_04_card_positions.js';
 import { recordCardTransaction } from '../../src/core/card-records.js';
 import type { Customer, TestCore } from '../helpers/core.js';
 import { newCard, newCustomer } from '../helpers/core.js';
-import { dialects, useCore } from '../core/dialects.js';
+import { dialects, useCore, withoutPostgres } from '../core/dialects.js';
 
 interface Placed {
   card_id: string;
@@ -162,7 +162,7 @@ for (const dialect of dialects()) {
 
 describe('card positions under concurrent writers (Postgres)', () => {
   test('lines written to one card by several transactions at once take distinct, consecutive positions', {
-    skip: !process.env.TEST_DATABASE_URL,
+    skip: withoutPostgres,
   }, async (ctx) => {
     const t = await useCore(ctx, 'postgres');
     const alice = await newCustomer(t, 1_000_000);

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { openDatabase } from '../../src/db/database.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
-import { freshPostgresSchema, whileNoSchemaIsDropped } from '../core/dialects.js';
+import { freshPostgresSchema, whileNoSchemaIsDropped, withoutPostgres } from '../core/dialects.js';
 
 describe('migrations', () => {
   test('a fresh SQLite database migrates once; migrating again applies nothing', async () => {
@@ -20,7 +20,7 @@ describe('migrations', () => {
   });
 
   test('migrations started at once on one fresh Postgres schema all succeed, each applied once', {
-    skip: !process.env.TEST_DATABASE_URL,
+    skip: withoutPostgres,
   }, async () => {
     const baseUrl = process.env.TEST_DATABASE_URL!;
     const schema = await freshPostgresSchema(baseUrl);
@@ -38,7 +38,7 @@ describe('migrations', () => {
   });
 
   test('Postgres schemas migrate independently, each finding its own migration tables', {
-    skip: !process.env.TEST_DATABASE_URL,
+    skip: withoutPostgres,
   }, async () => {
     const baseUrl = process.env.TEST_DATABASE_URL!;
     const first = await freshPostgresSchema(baseUrl);

@@ -6,13 +6,14 @@ import pg from 'pg';
 import { listenForNotifications, notifyOnCommit } from '../../src/db/notify.js';
 import { capturedLogger } from '../helpers/log.js';
 import { eventually } from '../helpers/wait.js';
+import { withoutPostgres } from '../core/dialects.js';
 
 // The Postgres notifications that wake the bot's push (src/db/notify.ts): sent at commit, heard by a
 // connection of its own that comes back when it drops.
 
 const url = process.env.TEST_DATABASE_URL;
 
-describe('Postgres notifications', { skip: !url && 'TEST_DATABASE_URL is not set' }, () => {
+describe('Postgres notifications', { skip: withoutPostgres }, () => {
   test('a notification made in a transaction is heard once it commits, never if it rolls back', async (ctx) => {
     const channel = `test_${randomUUID().replaceAll('-', '')}`;
     let heard = 0;
