@@ -10,11 +10,11 @@ import { newRecordId } from '../src/core/ids.js';
 import { createApiMetrics } from '../src/api/metrics.js';
 import type { RateLimits } from '../src/api/rate-limits.js';
 import { createHttpServer } from '../src/api/server.js';
-import { startCore } from '../src/compose.js';
-import { systemClock } from '../src/core/clock.js';
-import { hashToken } from '../src/core/secrets.js';
+import { startCore } from '../src/app/compose.js';
+import { systemClock } from '../src/infra/clock.js';
+import { hashToken } from '../src/core/keys/secrets.js';
 import { openSqlite } from '../src/db/database.js';
-import { createLogger, gatheredLogDestination } from '../src/logger.js';
+import { createLogger, gatheredLogDestination } from '../src/infra/logger.js';
 
 // The HTTP path against a bare Fastify route doing the same database work with raw better-sqlite3
 // (same file, WAL, each top-up flushed before it is answered: the bare route with synchronous=FULL, the API

@@ -1,9 +1,9 @@
 import { Bot } from 'grammy';
 import type { Update, UserFromGetMe } from 'grammy/types';
 import { createBot } from '../src/bot/index.js';
-import { startCore } from '../src/compose.js';
-import { FakeClock } from '../src/core/clock.js';
-import { createLogger } from '../src/logger.js';
+import { startCore } from '../src/app/compose.js';
+import { FakeClock } from '../src/infra/clock.js';
+import { createLogger } from '../src/infra/logger.js';
 
 /**
  * Bot update throughput through `handleUpdate`, API calls stubbed by a transformer: menu navigation
@@ -55,7 +55,7 @@ const press = (data: string): Update =>
 
 /** Keeps only the last call with a keyboard (where the next button is read from). */
 type Recorded = { last?: { method: string; payload: any } };
-function stubApi(bot: Bot<any>, record?: Recorded): void {
+function stubApi(bot: { api: Bot<any>['api'] }, record?: Recorded): void {
   bot.api.config.use(async (_prev, method, payload: any) => {
     if (record && payload?.reply_markup) record.last = { method, payload };
     const result =

@@ -4,10 +4,10 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type BetterSqlite3 from 'better-sqlite3';
 import { newRecordId } from '../src/core/ids.js';
-import { startCore, type CoreRuntime } from '../src/compose.js';
-import { FakeClock } from '../src/core/clock.js';
+import { startCore, type CoreRuntime } from '../src/app/compose.js';
+import { FakeClock } from '../src/infra/clock.js';
 import { openSqlite } from '../src/db/database.js';
-import type { Caller } from '../src/core/views.js';
+import type { Caller } from '../src/core/operations/views.js';
 
 // Core top-up and card-read throughput on a file database (WAL), each beside raw better-sqlite3 doing the
 // same writes and reads in the same run. Both wait for the disk before a top-up counts as done: raw with

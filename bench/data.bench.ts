@@ -2,10 +2,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { startCore, type CoreRuntime } from '../src/compose.js';
-import { FakeClock } from '../src/core/clock.js';
-import { createCardDataCipher } from '../src/core/secrets.js';
-import type { Caller } from '../src/core/views.js';
+import { startCore, type CoreRuntime } from '../src/app/compose.js';
+import { FakeClock } from '../src/infra/clock.js';
+import { createCardDataCipher } from '../src/core/keys/secrets.js';
+import type { Caller } from '../src/core/operations/views.js';
 import { seedBenchData, type SeedReport } from './seed.js';
 
 // Latency with data: core top-up, card read and a card's transactions pages on a database holding

@@ -6,10 +6,10 @@ import { type Bot, webhookCallback } from 'grammy';
 import type { Update, UserFromGetMe } from 'grammy/types';
 import pg from 'pg';
 import { type BotContext, createBot } from '../src/bot/index.js';
-import { createInbox, inboxWebhookRoute } from '../src/bot/inbox.js';
-import { type CoreRuntime, startCore } from '../src/compose.js';
-import { FakeClock } from '../src/core/clock.js';
-import { createLogger } from '../src/logger.js';
+import { createInbox, inboxWebhookRoute } from '../src/bot/runtime/inbox.js';
+import { type CoreRuntime, startCore } from '../src/app/compose.js';
+import { FakeClock } from '../src/infra/clock.js';
+import { createLogger } from '../src/infra/logger.js';
 import { freshPostgresSchema, whileNoSchemaIsDropped } from '../test/core/dialects.js';
 
 /**
@@ -111,7 +111,8 @@ function plainWebhook(bot: Bot<BotContext>): Webhook {
   };
 }
 
-function inboxWebhook(bot: Bot<BotContext>, runtime: CoreRuntime, clock: FakeClock): Webhook {
+/** An inbox over the runtime's database handing updates to `bot`; `expect(n)` resolves once `n` more are handled. */
+function countingInbox(bot: Bot<BotContext>, runtime: CoreRuntime, clock: FakeClock) {
   let handled = 0;
   let waiting: { count: number; resolve: () => void } | undefined;
   const inbox = createInbox({
@@ -124,13 +125,20 @@ function inboxWebhook(bot: Bot<BotContext>, runtime: CoreRuntime, clock: FakeClo
       if (waiting && handled >= waiting.count) waiting.resolve();
     },
   });
+  const expect = (n: number) =>
+    new Promise<void>((resolve) => {
+      waiting = { count: handled + n, resolve };
+    });
+  return { inbox, expect };
+}
+
+function inboxWebhook(bot: Bot<BotContext>, runtime: CoreRuntime, clock: FakeClock): Webhook {
+  const { inbox, expect } = countingInbox(bot, runtime, clock);
   const app = Fastify();
   app.post('/hook', inboxWebhookRoute(inbox, SECRET));
   return {
     async deliver(updates) {
-      const done = new Promise<void>((resolve) => {
-        waiting = { count: handled + updates.length, resolve };
-      });
+      const done = expect(updates.length);
       await Promise.all(updates.map((u) => post(app, u)));
       await done;
     },
@@ -142,10 +150,42 @@ function inboxWebhook(bot: Bot<BotContext>, runtime: CoreRuntime, clock: FakeClo
 }
 
 /**
+ * Polling as @grammyjs/runner did it: a fetched batch handed to `handleUpdate` at once (sequentialized per
+ * chat in the process), nothing stored. The baseline of the durable polling below.
+ */
+function runnerPolling(bot: Bot<BotContext>): Webhook {
+  return {
+    async deliver(updates) {
+      await Promise.all(updates.map((u) => bot.handleUpdate(u)));
+    },
+    close: async () => {},
+  };
+}
+
+/** Durable polling (src/bot/runtime/polling.ts): a fetched batch stored in the inbox in one commit, then handled from there. */
+function durablePolling(bot: Bot<BotContext>, runtime: CoreRuntime, clock: FakeClock): Webhook {
+  const { inbox, expect } = countingInbox(bot, runtime, clock);
+  return {
+    async deliver(updates) {
+      const done = expect(updates.length);
+      await inbox.receiveAll(updates);
+      await done;
+    },
+    close: () => inbox.stop(),
+  };
+}
+
+/**
  * Updates per second through each webhook, delivering `updates()` at a time, measured in turns of short
  * slices so that load from elsewhere hits both alike.
  */
-async function compare(label: string, inbox: Webhook, plain: Webhook, updates: () => Update[]): Promise<void> {
+async function compare(
+  label: string,
+  inbox: Webhook,
+  plain: Webhook,
+  updates: () => Update[],
+  names = { mine: 'inbox', base: 'webhookCallback' },
+): Promise<void> {
   const turn = async (webhook: Webhook) => {
     const batch = updates();
     await webhook.deliver(batch);
@@ -168,7 +208,7 @@ async function compare(label: string, inbox: Webhook, plain: Webhook, updates: (
   const fmt = (v: number) => Math.round(v).toLocaleString('en-US').padStart(7);
   const [mine, base] = [rate(inbox), rate(plain)];
   console.log(
-    `${label.padEnd(40)} inbox ${fmt(mine)} updates/s   webhookCallback ${fmt(base)} updates/s   ratio ${((mine / base) * 100).toFixed(1)}%`,
+    `${label.padEnd(40)} ${names.mine} ${fmt(mine)} updates/s   ${names.base} ${fmt(base)} updates/s   ratio ${((mine / base) * 100).toFixed(1)}%`,
   );
 }
 
@@ -193,6 +233,17 @@ async function measure(dialect: string, databaseUrl: string, migrating = <T>(run
     } finally {
       await inbox.close();
       await plain.close();
+    }
+    // Polling: a batch of one update per chat, as getUpdates returns it.
+    const durable = durablePolling(inboxBot, runtime, clock);
+    const runner = runnerPolling(plainBot);
+    try {
+      await compare(`${dialect}: polled batch of ${CHATS} chats`, durable, runner, () => chats.map((chat) => press(chat, wallet)), {
+        mine: 'durable',
+        base: 'runner',
+      });
+    } finally {
+      await durable.close();
     }
   } finally {
     await runtime.close();

@@ -4,11 +4,12 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createBot, startBackgroundJobs } from '../src/bot/index.js';
-import { startCore, type CoreRuntime } from '../src/compose.js';
-import { createLogger } from '../src/logger.js';
+import { startCore, type CoreRuntime } from '../src/app/compose.js';
+import { createLogger } from '../src/infra/logger.js';
 import { freshPostgresSchema } from '../test/core/dialects.js';
 import { BotApiServer } from '../test/helpers/bot-api-server.js';
 import { BOT_INFO, textUpdate } from '../test/helpers/updates.js';
+import { type Figures, latencyFigures } from './latency.js';
 
 // Push latency: from an OTP event's commit to the bot's sendMessage arriving at a local Bot API server
 // (test/helpers/bot-api-server.ts), one event at a time, p50/p95.
@@ -26,18 +27,8 @@ const POLL_MS = 500;
 const CHAT = 4242;
 const KEY = Buffer.alloc(32, 7);
 
-interface Figures {
-  p50: number;
-  p95: number;
-  max: number;
-  count: number;
-}
-
-function figures(latencies: number[]): Figures {
-  const sorted = [...latencies].sort((a, b) => a - b);
-  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!;
-  return { p50: at(0.5), p95: at(0.95), max: sorted[sorted.length - 1]!, count: sorted.length };
-}
+/** Every run measures events, so its figures are there. */
+const figures = (latencies: number[]): Figures => latencyFigures(latencies)!;
 
 const ms = (v: number) => `${v < 10 ? v.toFixed(1) : Math.round(v)} ms`.padStart(8);
 const line = (f: Figures) => `p50 ${ms(f.p50)}  p95 ${ms(f.p95)}  max ${ms(f.max)}  (${f.count} events)`;

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import autocannon from 'autocannon';
 import pg from 'pg';
-import { startCore } from '../src/compose.js';
+import { startCore } from '../src/app/compose.js';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { freshPostgresSchema } from '../test/core/dialects.js';
 import { ENTRY, freePort } from '../test/helpers/processes.js';

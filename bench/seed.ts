@@ -1,10 +1,10 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type BetterSqlite3 from 'better-sqlite3';
-import { SYSTEM_ACCOUNTS } from '../src/core/ledger.js';
-import { luhnCheckDigit, maskPan } from '../src/core/luhn.js';
-import { percentOf, type Cents } from '../src/core/money.js';
-import type { CardDataCipher } from '../src/core/secrets.js';
+import { SYSTEM_ACCOUNTS } from '../src/core/ledger/ledger.js';
+import { luhnCheckDigit, maskPan } from '../src/core/provider/luhn.js';
+import { percentOf, type Cents } from '../src/core/ledger/money.js';
+import type { CardDataCipher } from '../src/core/keys/secrets.js';
 import { openSqlite } from '../src/db/database.js';
 
 /**
@@ -13,7 +13,7 @@ import { openSqlite } from '../src/db/database.js';
  * chunk, no journal or flush while it writes. No other connection may be open on the file meanwhile
  * (the journal mode changes). What it writes keeps the core's rules, so `ledger check` balances:
  * - each movement is one balanced journal (`<kind>:<transaction id>`) with its entries, and the
- *   balances of the user accounts it moves; system accounts get entries only (src/core/ledger.ts);
+ *   balances of the user accounts it moves; system accounts get entries only (src/core/ledger/ledger.ts);
  * - cards are sealed with the card-data cipher under the same contexts as `sealCardData`;
  * - no user balance goes below zero and no card's deposit passes its plan's limit;
  * - timestamps rise with the statement's order and end before `until`;

@@ -1,6 +1,6 @@
 start-welcome =
     Hi! I run your prepaid virtual cards: create, fund, freeze and close them, see balances, transactions and OTP codes.
-    To begin, send me your API token (or /link TOKEN). I delete that message at once.
+    To begin, send me your API token (or /link TOKEN). I delete the message holding it at once.
 start-linked = You are linked. Here is your menu.
 link-checking = Checking the token…
 link-ok = Linked. Here is your menu.
@@ -47,6 +47,8 @@ menu-otps = 🔑 OTPs
 menu-topup = ⬆️ Top up a card
 menu-help = ❓ Help
 wallet-balance = Wallet balance: { $balance }
+wallet-held = Held for cards being issued: { $held } (already out of the balance; given back if a card is not issued)
+card-processing-note = The card is being issued: its creation fee of { $fee } is held until it is ready.
 cards-none = You have no cards yet. Tap “New card” to create one.
 cards-title = Your cards:
 card-line = { $name } · { $masked } · { $balance } · { $status }
@@ -70,8 +72,13 @@ btn-cancel = Cancel
 btn-prev = ◀️ Previous
 btn-next = Next ▶️
 btn-request-otp = 📧 Request from e-mail
+btn-watch = ⏳ Waiting for a code
+btn-open-card = 💳 Open the card
+addcard-usage = Send /addcard followed by the card's id, as the card service shows it.
+watch-started = Watching this card for { $minutes } minutes: a code that arrives reaches you within seconds.
 btn-all-cards = All cards
 btn-back-card = ⬅️ Back to card
+btn-menu = ☰ Menu
 btn-skip = Skip
 card-frozen = Card frozen.
 card-unfrozen = Card unfrozen.
@@ -85,6 +92,7 @@ button-expired = This button has expired. Open the menu again: /menu
 confirm-used = This confirmation was already used.
 btn-amount = { $amount }
 btn-amount-other = ✏️ Other amount
+btn-amount-all = All ({ $amount })
 amount-type = Type the amount, like 25 or 25.50, or /cancel.
 topup-max-now = The most you can top up now is { $max }. Pick or type another amount, or /cancel.
 topup-nothing-now = Nothing can be topped up now: the smallest top-up is { $min }.
@@ -98,7 +106,9 @@ topup-quote =
     Platform fee ({ $category }): { $fee }
     Total charged to the wallet: { $total }
     Wallet after: { $walletAfter }
+topup-confirm-unquoted = Top up “{ $name }” with { $amount }? The service tells its fee only once it is done.
 topup-done = Topped up { $amount } (fee { $fee }). Card balance: { $cardBalance }. Wallet: { $wallet }.
+funding-unavailable = Adding money to the wallet is not offered here: your card service does it.
 withdraw-ask = How much to withdraw from “{ $name }” (balance { $balance })? From { $min } to { $max }. /cancel to stop.
 withdraw-confirm = Withdraw { $amount } from “{ $name }” to your wallet?
 withdraw-done = Withdrew { $amount }. Card balance: { $cardBalance }. Wallet: { $wallet }.
@@ -134,6 +144,8 @@ unknown-message = I did not get that. Open the menu with /menu, or see /help.
 rate-limited = Too many messages; slow down a little.
 unexpected-error = Sorry, something went wrong. Please try again later.
 hint-none = {""}
+hint-later = Nothing was done; try again in a few minutes.
+hint-outcome = Do not repeat it yet: open the card in a minute to see its balance and transactions as the service shows them.
 hint-token = Send a valid API token to link this chat again.
 hint-wallet = Ask your administrator to fund the wallet, or try a smaller amount.
 hint-limit = Try a smaller amount.
@@ -141,6 +153,7 @@ hint-cooldown = Try again after that.
 hint-card-balance = Try a smaller amount.
 hint-not-ready = The card is still being issued; try again in a moment.
 hint-catalogue = Pick another one from the list.
+hint-higher-plan = Pick a plan with a higher limit.
 hint-coupon = Check the code, or skip the coupon.
 hint-card = Open your cards with /cards.
 hint-state = The card view shows what you can do now.
@@ -163,6 +176,7 @@ refusal-withdraw-cooldown = Please wait { $minutes } { $minutes ->
 refusal-card-not-ready-withdraw = Card is not ready for withdrawals
 refusal-invalid-bin = Invalid BIN ID or BIN is disabled
 refusal-invalid-plan = Invalid plan ID or plan is inactive
+refusal-initial-balance-over-limit = Initial balance of this BIN exceeds the plan limit. Initial balance: { $initialBalance }, Limit: { $limit }
 refusal-invalid-coupon = Invalid coupon: { $reason ->
     [not-found] coupon not found
     [inactive] coupon is inactive
@@ -181,6 +195,10 @@ refusal-only-frozen-can-unfreeze = Only frozen cards can be unfrozen
 refusal-card-not-ready-unfreeze = Card is not ready for unfreeze operation
 refusal-already-closed = Card is already closed
 refusal-card-not-ready-close = Card not ready for closure
+refusal-card-processing = Card is still being issued
+refusal-service-refused = The card service refused: { $text }
+refusal-service-unavailable = The card service is not answering
+refusal-outcome-unknown = The card service did not answer in time, so whether it was done is not known yet
 refusal-provider-failed = Failed to { $action ->
     [issue] issue
     [freeze] freeze
@@ -208,6 +226,7 @@ issue-coupon-long = Coupon code must be at most { $max } characters
 issue-other = Invalid value of { $field }
 
 card-status = { $status ->
+    [processing] being issued
     [active] active
     [frozen] frozen
    *[closed] closed
@@ -217,6 +236,7 @@ tx-side = { $side ->
    *[Credit] Credit
 }
 tx-status = { $status ->
+    [Pending] Pending
     [Approved] Approved
    *[Declined] Declined
 }
@@ -253,6 +273,7 @@ deposit-offer =
 btn-deposit-request = 🏦 Ask an administrator to credit it
 btn-deposit-pay = 💳 Pay now by card
 deposit-requested = Request #{ $id } for { $amount } sent to the administrators. I will tell you here once it is decided.
+deposit-requested-recorded = Request #{ $id } for { $amount } is recorded; the service's operator decides such requests from their command line. I will tell you here once it is decided.
 deposit-approved = ✅ Your deposit request #{ $id } for { $amount } was approved. Wallet balance: { $balance }.
 deposit-rejected = ❌ Your deposit request #{ $id } for { $amount } was rejected: { $reason }. Nothing was credited.
 deposit-refusal-not-found = There is no deposit request #{ $id }.
@@ -278,6 +299,7 @@ checkout-refused = { $reason ->
 }
 payment-thanks = Thank you! { $amount } was added to your wallet.
 payment-not-credited = Your payment arrived, but I could not add it to your wallet by myself. The administrators have been told and will sort it out.
+payment-paid-twice = This invoice was paid already, and its { $amount } is in your wallet: this second payment added nothing. The administrators have been told, to refund it.
 admin-not-allowed = Only the service's administrators can do this.
 deposit-card =
     💵 Deposit request #{ $id }
@@ -297,6 +319,11 @@ deposit-reason-ask = Reply to this message with the reason for rejecting request
 deposit-reason-placeholder = Reason for the cardholder
 deposit-approved-short = Request #{ $id } approved.
 deposit-rejected-short = Request #{ $id } rejected.
+stats-remote =
+    📊 The bot on { $day } (UTC), in front of the card service
+    Linked chats: { $chats } ({ $users } users)
+    Cards the bot knows: { $knownCards } ({ $watchedCards } watched for a code now)
+    Pushes sent today: { $pushesToday }; messages waiting to be deleted: { $deletionsPending }
 stats-text =
     📊 The service on { $day } (UTC)
     Users: { $users }

@@ -1,6 +1,6 @@
 start-welcome =
     Привет! Я веду ваши предоплаченные виртуальные карты: выпуск, пополнение, заморозка, закрытие, балансы, операции и OTP-коды.
-    Для начала пришлите ваш API-токен (или /link ТОКЕН). Это сообщение я сразу удалю.
+    Для начала пришлите ваш API-токен (или /link ТОКЕН). Сообщение с токеном я сразу удалю.
 start-linked = Чат привязан. Вот меню.
 link-checking = Проверяю токен…
 link-ok = Чат привязан. Вот меню.
@@ -49,6 +49,8 @@ menu-otps = 🔑 OTP
 menu-topup = ⬆️ Пополнить карту
 menu-help = ❓ Помощь
 wallet-balance = Баланс кошелька: { $balance }
+wallet-held = Удержано за выпуск карт: { $held } (уже не в балансе; вернётся, если карта не будет выпущена)
+card-processing-note = Карта выпускается: плата за выпуск { $fee } удержана до её готовности.
 cards-none = Карт пока нет. Нажмите «Новая карта».
 cards-title = Ваши карты:
 card-line = { $name } · { $masked } · { $balance } · { $status }
@@ -72,8 +74,13 @@ btn-cancel = Отмена
 btn-prev = ◀️ Назад
 btn-next = Далее ▶️
 btn-request-otp = 📧 Запросить из почты
+btn-watch = ⏳ Жду код
+btn-open-card = 💳 Открыть карту
+addcard-usage = Отправьте /addcard и id карты, как его показывает карточный сервис.
+watch-started = Слежу за этой картой { $minutes } минут: пришедший код дойдёт до вас за секунды.
 btn-all-cards = Все карты
 btn-back-card = ⬅️ К карте
+btn-menu = ☰ Меню
 btn-skip = Пропустить
 card-frozen = Карта заморожена.
 card-unfrozen = Карта разморожена.
@@ -87,6 +94,7 @@ button-expired = Эта кнопка устарела. Откройте меню
 confirm-used = Это подтверждение уже использовано.
 btn-amount = { $amount }
 btn-amount-other = ✏️ Другая сумма
+btn-amount-all = Всё ({ $amount })
 amount-type = Введите сумму, например 25 или 25.50, или /cancel.
 topup-max-now = Сейчас можно зачислить не больше { $max }. Выберите или введите другую сумму, или /cancel.
 topup-nothing-now = Сейчас ничего нельзя зачислить: наименьшее пополнение — { $min }.
@@ -100,7 +108,9 @@ topup-quote =
     Комиссия платформы ({ $category }): { $fee }
     Всего спишется с кошелька: { $total }
     В кошельке останется: { $walletAfter }
+topup-confirm-unquoted = Пополнить «{ $name }» на { $amount }? Комиссию сервис сообщит только после пополнения.
 topup-done = Зачислено { $amount } (комиссия { $fee }). Баланс карты: { $cardBalance }. Кошелёк: { $wallet }.
+funding-unavailable = Пополнение кошелька здесь недоступно: это делается в вашем сервисе карт.
 withdraw-ask = Сколько вывести с «{ $name }» (баланс { $balance })? От { $min } до { $max }. /cancel — отмена.
 withdraw-confirm = Вывести { $amount } с «{ $name }» в кошелёк?
 withdraw-done = Выведено { $amount }. Баланс карты: { $cardBalance }. Кошелёк: { $wallet }.
@@ -136,6 +146,8 @@ unknown-message = Не понял. Откройте меню: /menu, или сп
 rate-limited = Слишком много сообщений, помедленнее.
 unexpected-error = Извините, что-то пошло не так. Попробуйте позже.
 hint-none = {""}
+hint-later = Ничего не сделано; попробуйте через несколько минут.
+hint-outcome = Не повторяйте пока: откройте карту через минуту и посмотрите её баланс и операции, как их показывает сервис.
 hint-token = Пришлите действующий API-токен, чтобы привязать чат снова.
 hint-wallet = Попросите администратора пополнить кошелёк или введите меньшую сумму.
 hint-limit = Введите меньшую сумму.
@@ -143,6 +155,7 @@ hint-cooldown = Попробуйте после этого.
 hint-card-balance = Введите меньшую сумму.
 hint-not-ready = Карта ещё выпускается; попробуйте чуть позже.
 hint-catalogue = Выберите другой вариант из списка.
+hint-higher-plan = Выберите тариф с большим лимитом.
 hint-coupon = Проверьте код или пропустите купон.
 hint-card = Откройте карты: /cards.
 hint-state = В карточке видно, что можно сделать сейчас.
@@ -165,6 +178,7 @@ refusal-withdraw-cooldown = Между выводами должно пройт�
 refusal-card-not-ready-withdraw = Карта ещё не готова к выводу средств
 refusal-invalid-bin = Неверный BIN или BIN отключён
 refusal-invalid-plan = Неверный тариф или тариф отключён
+refusal-initial-balance-over-limit = Начальный баланс этого BIN больше лимита тарифа. Начальный баланс: { $initialBalance }, лимит: { $limit }
 refusal-invalid-coupon = Купон не подходит: { $reason ->
     [not-found] такого купона нет
     [inactive] купон отключён
@@ -183,6 +197,10 @@ refusal-only-frozen-can-unfreeze = Разморозить можно тольк�
 refusal-card-not-ready-unfreeze = Карта ещё не готова к разморозке
 refusal-already-closed = Карта уже закрыта
 refusal-card-not-ready-close = Карта ещё не готова к закрытию
+refusal-card-processing = Карта ещё выпускается
+refusal-service-refused = Карточный сервис отказал: { $text }
+refusal-service-unavailable = Карточный сервис не отвечает
+refusal-outcome-unknown = Карточный сервис не ответил вовремя, поэтому пока неизвестно, выполнено ли это
 refusal-provider-failed = Не удалось { $action ->
     [issue] выпустить карту
     [freeze] заморозить карту
@@ -216,6 +234,7 @@ issue-coupon-long = Код купона — не длиннее { $max } { $max 
 issue-other = Недопустимое значение поля { $field }
 
 card-status = { $status ->
+    [processing] выпускается
     [active] активна
     [frozen] заморожена
    *[closed] закрыта
@@ -225,6 +244,7 @@ tx-side = { $side ->
    *[Credit] Зачисление
 }
 tx-status = { $status ->
+    [Pending] В обработке
     [Approved] Проведена
    *[Declined] Отклонена
 }
@@ -261,6 +281,7 @@ deposit-offer =
 btn-deposit-request = 🏦 Попросить администратора зачислить
 btn-deposit-pay = 💳 Оплатить картой сейчас
 deposit-requested = Заявка №{ $id } на { $amount } отправлена администраторам. Я сообщу здесь, когда по ней примут решение.
+deposit-requested-recorded = Заявка №{ $id } на { $amount } записана; такие заявки оператор сервиса решает из своей командной строки. Я сообщу здесь, когда по ней примут решение.
 deposit-approved = ✅ Ваша заявка на пополнение №{ $id } на { $amount } одобрена. Баланс кошелька: { $balance }.
 deposit-rejected = ❌ Ваша заявка на пополнение №{ $id } на { $amount } отклонена: { $reason }. Ничего не зачислено.
 deposit-refusal-not-found = Заявки на пополнение №{ $id } нет.
@@ -286,6 +307,7 @@ checkout-refused = { $reason ->
 }
 payment-thanks = Спасибо! { $amount } зачислено в кошелёк.
 payment-not-credited = Платёж получен, но я не смог сам зачислить его в кошелёк. Администраторы уже знают и разберутся.
+payment-paid-twice = Этот счёт уже был оплачен, и его { $amount } уже в кошельке: второй платёж ничего не добавил. Администраторы уже знают и вернут его.
 admin-not-allowed = Это могут делать только администраторы сервиса.
 deposit-card =
     💵 Заявка на пополнение №{ $id }
@@ -305,6 +327,11 @@ deposit-reason-ask = Ответьте на это сообщение причи�
 deposit-reason-placeholder = Причина для владельца карты
 deposit-approved-short = Заявка №{ $id } одобрена.
 deposit-rejected-short = Заявка №{ $id } отклонена.
+stats-remote =
+    📊 Бот на { $day } (UTC), перед карточным сервисом
+    Привязанных чатов: { $chats } (пользователей: { $users })
+    Известных боту карт: { $knownCards } (ждут код сейчас: { $watchedCards })
+    Отправлено сегодня: { $pushesToday }; сообщений ждут удаления: { $deletionsPending }
 stats-text =
     📊 Сервис на { $day } (UTC)
     Пользователи: { $users }

@@ -3,7 +3,7 @@ import { type Kysely, sql } from 'kysely';
 // Frozen in time: this file describes the schema as it was on the day it was written.
 
 /**
- * The webhook inbox (src/bot/inbox.ts): every update Telegram posts is stored before it is answered,
+ * The webhook inbox (src/bot/runtime/inbox.ts): every update Telegram posts is stored before it is answered,
  * then handled by whichever process holds its chat's lease, one at a time and in update_id order.
  * A handled update stays a while as a tombstone (its payload emptied), so a delivery Telegram repeats
  * is recognised. A chat's lease row is written with its first update and kept.

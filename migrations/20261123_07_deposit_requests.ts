@@ -3,7 +3,7 @@ import { type Kysely, PostgresAdapter, sql } from 'kysely';
 // Frozen in time: this file describes the schema as it was on the day it was written.
 
 /**
- * Money in from chat (src/core/deposits.ts, src/core/payments.ts):
+ * Money in from chat (src/core/funding/deposits.ts, src/core/funding/payments.ts):
  * - `deposit_requests`: a cardholder asks for an amount to be credited; an admin approves (the wallet is
  *   credited by the journal `journal_id`, written in the transaction that decides) or rejects with a reason.
  * - `wallet_invoices`: the intended credit a Telegram Payments invoice names in its payload.

@@ -4,7 +4,7 @@ import type { Kysely } from 'kysely';
 
 /**
  * System accounts (revenue, deposits, merchants, initial balances) keep no balance of their own from now on:
- * their entries are their balance (src/core/ledger.ts, `Posting.system`). Their rows, which every fee,
+ * their entries are their balance (src/core/ledger/ledger.ts, `Posting.system`). Their rows, which every fee,
  * deposit and purchase used to move, were one lock that all such operations queued behind on Postgres. The
  * balance they had cached is zeroed so that it cannot be read as current; `ledger check` sums their entries.
  */

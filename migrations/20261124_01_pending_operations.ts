@@ -3,7 +3,7 @@ import { type Kysely, sql } from 'kysely';
 // Frozen in time: this file describes the schema as it was on the day it was written.
 
 /**
- * Card-provider calls leave the database transaction (src/core/pending-operations.ts): an operation that
+ * Card-provider calls leave the database transaction (src/core/operations/pending-operations.ts): an operation that
  * calls the provider first records what it holds here (a withdrawal's amount, a creation's fee, taken
  * into the in-flight system account by the journal `hold_journal_id`; nothing for a closure), commits,
  * calls the provider, then settles and deletes its row in a second transaction. A row left behind by a

@@ -15,7 +15,7 @@ import { type Kysely, PostgresAdapter, sql } from 'kysely';
  * - Postgres: a BEFORE INSERT trigger takes it from the upsert of the counts row, whose row lock makes
  *   concurrent writers to one card take turns (it replaces the AFTER INSERT counting trigger).
  * - SQLite: triggers cannot change NEW. There is one writer at a time, so the insert computes the
- *   position itself from the counts row (src/core/card-records.ts), and the AFTER INSERT trigger moves
+ *   position itself from the counts row (src/core/operations/card-records.ts), and the AFTER INSERT trigger moves
  *   `last_position` up to it.
  *
  * The unique index (user_id, card_id, card_position) replaces (user_id, card_id, seq): every read of a

@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely';
 // Frozen in time: this file describes the schema as it was on the day it was written.
 
 /**
- * One freeze or unfreeze of a card at a time (src/core/cards.ts): while one waits on the provider,
+ * One freeze or unfreeze of a card at a time (src/core/operations/cards.ts): while one waits on the provider,
  * `status_change_until` says until when it holds the card (a process that died holding it frees the card
  * then). Without it two changes could reach the provider in one order and the database in the other,
  * leaving a card frozen here and usable at the provider.

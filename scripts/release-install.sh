@@ -22,10 +22,20 @@ case "${1:-}" in
     cp -R scripts dist locales "$out/"
     ;;
   runtime)
-    # better-sqlite3 builds its native module in its install script: scripts must run. Optional packages are
-    # left out too: TypeScript is an optional peer of a runtime dependency (valibot, under the Mini App's
-    # init-data check), which npm would otherwise install; the only other one is pg's Cloudflare socket.
-    npm ci --omit=dev --omit=optional --ignore-scripts=false --no-audit --no-fund
+    # The one install script among the production dependencies builds better-sqlite3 12, the driver on Node 20
+    # (src/db/better-sqlite3.ts), from source: it runs there. From Node 22 on the driver is better-sqlite3 13,
+    # whose binaries come in its package, so no script runs and no compiler is needed (the image).
+    others=$(node -e '
+      const { packages } = JSON.parse(require("fs").readFileSync("package-lock.json", "utf8"));
+      for (const [name, p] of Object.entries(packages))
+        if (p.hasInstallScript && !p.dev && name !== "node_modules/better-sqlite3") console.log(name);')
+    [ -z "$others" ] || fail "production dependencies with install scripts this script does not know: $others"
+    scripts=--ignore-scripts=false
+    [ "$(node -p 'process.versions.node.split(".")[0] >= 22')" = false ] || scripts=--ignore-scripts
+    # Optional packages are left out too: TypeScript is an optional peer of a runtime dependency (valibot,
+    # under the Mini App's init-data check), which npm would otherwise install; the only other one is pg's
+    # Cloudflare socket.
+    npm ci --omit=dev --omit=optional "$scripts" --no-audit --no-fund
     for dev in typescript tsx esbuild; do
       [ ! -e "node_modules/$dev" ] || fail "node_modules/$dev is installed in a production install"
     done

@@ -1,4 +1,4 @@
-import { runService } from './run.js';
+import { runService } from './app/run.js';
 
 // `npm start`: the bot (long polling, or webhook served by the HTTP server) and the HTTP API over one core.
 await runService();

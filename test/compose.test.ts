@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, test, type TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { startCore, type CoreRuntime } from '../src/compose.js';
-import { CardDataKeyError, cardDataKeyFingerprint } from '../src/core/secrets.js';
+import { startCore, type CoreRuntime } from '../src/app/compose.js';
+import { CardDataKeyError, cardDataKeyFingerprint } from '../src/core/keys/secrets.js';
 import { openDatabase } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { freshPostgresSchema, whileNoSchemaIsDropped, withoutPostgres } from './core/dialects.js';
@@ -199,6 +199,36 @@ describe('the card-data key at start', () => {
       (await rows(p.database)).keys.map((k) => k.fingerprint),
       [fingerprint],
     );
+  });
+});
+
+describe('the card-data key with CARD_DATA_KEY_FILE unset', () => {
+  test('a new install generates it in keys/, apart from the database in data/, with no warning about its place', async (ctx) => {
+    const p = { ...place(ctx), env: {} };
+    const created = await run(p, ADMIN_CLI, ['users', 'create', '--name', 'Fresh']);
+    assert.equal(created.code, 0, created.stderr);
+    assert.equal(statSync(path.join(p.dir, 'keys', 'card-data.key')).mode & 0o777, 0o600);
+    assert.equal(statSync(path.join(p.dir, 'keys')).mode & 0o777, 0o700);
+    assert.ok(statSync(path.join(p.dir, 'data', 'cards.db')).isFile());
+    assert.deepEqual(
+      readdirSync(path.join(p.dir, 'data')).filter((f) => f.includes('.key')),
+      [],
+    );
+    assert.doesNotMatch(created.stderr, /sits beside|older default/);
+  });
+
+  test('an older install with its key in data/ beside the database still starts on it, and is warned', async (ctx) => {
+    const p = place(ctx);
+    // The older default: the key generated beside the database.
+    const older = await run({ ...p, env: {} }, ADMIN_CLI, ['users', 'create', '--name', 'Older'], {
+      CARD_DATA_KEY_FILE: 'data/card-data.key',
+    });
+    assert.equal(older.code, 0, older.stderr);
+    const now = await run({ ...p, env: {} }, ADMIN_CLI, ['users', 'list']);
+    assert.equal(now.code, 0, now.stderr);
+    assert.match(now.stdout, /Older/);
+    assert.match(now.stderr, /sits beside the database/);
+    assert.throws(() => statSync(path.join(p.dir, 'keys')), /ENOENT/, 'no new key was made in keys/');
   });
 });
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ConfigError, loadConfig } from '../src/config.js';
+import { ConfigError, loadConfig } from '../src/app/config.js';
 
 describe('ADMIN_USER_IDS (who decides deposit requests and reads /stats)', () => {
   it('is nobody by default', () => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ConfigError, loadConfig } from '../src/config.js';
+import { ConfigError, loadConfig } from '../src/app/config.js';
 
 describe('WEBAPP_URL', () => {
   it('is unset by default: Details sends the self-deleting message', () => {

@@ -1,6 +1,10 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ConfigError, loadConfig } from '../src/config.js';
+import { coreSettingsFrom } from '../src/app/compose.js';
+import { ConfigError, loadConfig } from '../src/app/config.js';
 
 describe("self-deleting messages keep their promise or say they can't", () => {
   for (const setting of ['SENSITIVE_TTL_SECONDS', 'OTP_TTL_SECONDS']) {
@@ -52,5 +56,97 @@ describe('REDIS_URL (several instances share their rate limits)', () => {
         (error: unknown) => error instanceof ConfigError && error.message.includes('REDIS_KEY_PREFIX'),
       );
     }
+  });
+});
+
+describe('PROVIDER_TIMEOUT_MS (a card-provider call is given up before its operation would be settled as failed)', () => {
+  it('is 20 s by default and takes 100 ms to 25 s', () => {
+    assert.equal(loadConfig({}).PROVIDER_TIMEOUT_MS, 20_000);
+    assert.equal(loadConfig({ PROVIDER_TIMEOUT_MS: '25000' }).PROVIDER_TIMEOUT_MS, 25_000);
+    assert.equal(loadConfig({ PROVIDER_TIMEOUT_MS: '100' }).PROVIDER_TIMEOUT_MS, 100);
+    assert.equal(coreSettingsFrom(loadConfig({ PROVIDER_TIMEOUT_MS: '5000' })).providerTimeoutMs, 5_000, 'the core is given it');
+  });
+
+  it('refuses at start a timeout that a pending operation or a status hold could outlast, naming the setting', () => {
+    for (const value of ['25001', '60000', '0', 'soon']) {
+      assert.throws(
+        () => loadConfig({ PROVIDER_TIMEOUT_MS: value }),
+        (error: unknown) => error instanceof ConfigError && error.message.includes('PROVIDER_TIMEOUT_MS'),
+        value,
+      );
+    }
+  });
+});
+
+describe('WEBHOOK_SECRET (the header Telegram sends with each webhook post)', () => {
+  it('is refused at start when shorter than 32 characters, naming the setting but not the value', () => {
+    for (const value of ['tiny1', 'x'.repeat(31), `${'y'.repeat(31)}!`]) {
+      assert.throws(
+        () => loadConfig({ WEBHOOK_SECRET: value }),
+        (error: unknown) => error instanceof ConfigError && error.message.includes('WEBHOOK_SECRET') && !error.message.includes(value),
+        value,
+      );
+    }
+    assert.equal(loadConfig({ WEBHOOK_SECRET: 'z'.repeat(32) }).WEBHOOK_SECRET, 'z'.repeat(32));
+  });
+
+  it('WEBHOOK_RATE_LIMIT_PER_ADDRESS is 6000 posts a minute unless set', () => {
+    assert.equal(loadConfig({}).WEBHOOK_RATE_LIMIT_PER_ADDRESS, 6_000);
+    assert.equal(loadConfig({ WEBHOOK_RATE_LIMIT_PER_ADDRESS: '50' }).WEBHOOK_RATE_LIMIT_PER_ADDRESS, 50);
+  });
+});
+
+describe('TELEGRAM_API_ROOT', () => {
+  it("is Telegram's unless set, and takes a local Bot API server's root", () => {
+    assert.equal(loadConfig({}).TELEGRAM_API_ROOT, 'https://api.telegram.org');
+    assert.equal(loadConfig({ TELEGRAM_API_ROOT: 'http://127.0.0.1:8081' }).TELEGRAM_API_ROOT, 'http://127.0.0.1:8081');
+  });
+
+  it('refuses at start a root with a trailing slash, a query or another scheme, naming the setting', () => {
+    for (const value of ['https://api.telegram.org/', 'http://127.0.0.1:8081/?x=1', 'ftp://api.telegram.org', 'telegram']) {
+      assert.throws(
+        () => loadConfig({ TELEGRAM_API_ROOT: value }),
+        (error: unknown) => error instanceof ConfigError && error.message.includes('TELEGRAM_API_ROOT'),
+        value,
+      );
+    }
+  });
+});
+
+describe('secrets from files (<NAME>_FILE: Docker secrets, systemd credentials)', () => {
+  it('reads BOT_TOKEN_FILE, WEBHOOK_SECRET_FILE and the others into their settings, without the trailing newline', (t) => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'secret-files-'));
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    const file = (name: string, content: string) => {
+      const at = path.join(dir, name);
+      writeFileSync(at, content);
+      return at;
+    };
+    const config = loadConfig({
+      BOT_TOKEN_FILE: file('bot', '123:from-a-file\n'),
+      WEBHOOK_SECRET_FILE: file('hook', `${'w'.repeat(40)}\n`),
+      DATABASE_URL_FILE: file('db', 'postgres://u:p@db/cards'),
+    });
+    assert.equal(config.BOT_TOKEN, '123:from-a-file');
+    assert.equal(config.WEBHOOK_SECRET, 'w'.repeat(40));
+    assert.equal(config.DATABASE_URL, 'postgres://u:p@db/cards');
+  });
+
+  it('refuses both forms at once, and a file it cannot read, naming the setting and never the content', (t) => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'secret-files-'));
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    const at = path.join(dir, 'bot');
+    writeFileSync(at, 'secret-value');
+    assert.throws(
+      () => loadConfig({ BOT_TOKEN: 'x', BOT_TOKEN_FILE: at }),
+      (error: unknown) => error instanceof ConfigError && /BOT_TOKEN and BOT_TOKEN_FILE are both set/.test(error.message),
+    );
+    assert.throws(
+      () => loadConfig({ REDIS_URL_FILE: path.join(dir, 'missing') }),
+      (error: unknown) =>
+        error instanceof ConfigError &&
+        /REDIS_URL_FILE: cannot read .*missing \(ENOENT\)/.test(error.message) &&
+        !error.message.includes('secret-value'),
+    );
   });
 });

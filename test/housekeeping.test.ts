@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { PENDING_GRACE_MS } from '../src/core/pending-operations.js';
-import { startHousekeeping } from '../src/housekeeping.js';
+import { PENDING_GRACE_MS } from '../src/core/operations/pending-operations.js';
+import { startHousekeeping } from '../src/app/housekeeping.js';
 import { createTestCore, newCard, newCustomer } from './helpers/core.js';
 import { capturedLogger } from './helpers/log.js';
 

@@ -6,10 +6,10 @@ import { Writable } from 'node:stream';
 import { after, describe, it } from 'node:test';
 import { startHttpApi, type RunningHttpApi } from '../src/api/start.js';
 import { startBot, type RunningBot } from '../src/bot/index.js';
-import { startCoreFromConfig, type CoreRuntime } from '../src/compose.js';
-import { loadConfig } from '../src/config.js';
+import { startCoreFromConfig, type CoreRuntime } from '../src/app/compose.js';
+import { loadConfig } from '../src/app/config.js';
 import type { CardService } from '../src/core/service.js';
-import { createLogger } from '../src/logger.js';
+import { createLogger } from '../src/infra/logger.js';
 import { BotApiServer, type StoredMessage } from './helpers/bot-api-server.js';
 
 // The leak test of the trust review: a full scripted run of the API and the bot at LOG_LEVEL=trace, with
@@ -32,7 +32,10 @@ describe('no card number, CVV or API token reaches a log or the database in clea
   const tokens = new Set<string>();
   const walWhileRunning: Buffer[] = [];
 
+  /** What is running now: stopped by `after` when a failed step left it running. */
+  let current: Running | undefined;
   after(async () => {
+    if (current) await stop(current);
     await server.stop();
     rmSync(dir, { recursive: true, force: true });
   });
@@ -68,15 +71,18 @@ describe('no card number, CVV or API token reaches a log or the database in clea
     const api = await startHttpApi({ ...runtime, core }, config, logger);
     const bot = await startBot({
       core: runtime.core,
+      cipher: runtime.cipher,
       db: runtime.database.db,
       clock: runtime.clock,
       logger: logger.child({ component: 'bot' }),
       config: { token: config.BOT_TOKEN!, apiRoot, sensitiveTtlSeconds: 1, otpTtlSeconds: 1, pollIntervalMs: 50, rateLimit: false },
     });
-    return { runtime, api, bot, fail };
+    current = { runtime, api, bot, fail };
+    return current;
   }
 
   async function stop(running: Running): Promise<void> {
+    current = undefined;
     await running.api.close();
     await running.bot.stop();
     await running.runtime.close();
@@ -180,7 +186,7 @@ describe('no card number, CVV or API token reaches a log or the database in clea
     step = user.inGroup(-7300).send(`here is my token ${spare}`);
     await server.waitForCall((c) => c.method === 'sendMessage' && Number(c.payload.chat_id) === -7300, step.mark);
     let press = user.press(menu, 'My cards');
-    const list = await server.nextMessage(user.chatId, press.mark, 'Your cards');
+    const list = await server.nextEdit(user.chatId, press.mark, 'Your cards');
     press = user.press(list, 'Main');
     const cardView = await server.nextEdit(user.chatId, press.mark, 'Balance');
     await detailsInChat(user, cardView);

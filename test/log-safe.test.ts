@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { GrammyError, HttpError } from 'grammy';
-import { loggableError } from '../src/log-safe.js';
+import { loggableError } from '../src/infra/log-safe.js';
 
 test('a loggable error keeps no request URL (bot token) and no request payload (card data, secrets)', () => {
   const token = '123456:SECRET-token';

@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { startCore } from '../src/compose.js';
+import { startCore } from '../src/app/compose.js';
 import { BotApiServer } from './helpers/bot-api-server.js';
 import { ENTRY, freePort, runAdminCli, startProcess as startMain } from './helpers/processes.js';
 
@@ -94,13 +94,13 @@ describe('npm start (src/main.ts)', () => {
       HTTP_PORT: String(port),
       BOT_MODE: 'webhook',
       WEBHOOK_URL: url,
-      WEBHOOK_SECRET: 'hook_secret',
+      WEBHOOK_SECRET: 'hook_secret_0123456789abcdef0123456789',
     });
     try {
       await main.waitForLog('bot serving its webhook');
       const registered = await server.waitForCall((c) => c.method === 'setWebhook', mark);
       assert.equal(registered.payload.url, url);
-      assert.equal(registered.payload.secret_token, 'hook_secret');
+      assert.equal(registered.payload.secret_token, 'hook_secret_0123456789abcdef0123456789');
 
       const update = {
         update_id: 1,
@@ -122,7 +122,7 @@ describe('npm start (src/main.ts)', () => {
       assert.equal((await post()).status, 401);
       assert.equal((await post('wrong')).status, 401);
       const before = server.mark();
-      assert.equal((await post('hook_secret')).status, 200);
+      assert.equal((await post('hook_secret_0123456789abcdef0123456789')).status, 200);
       await server.nextMessage(6001, before, 'API token');
       assert.ok(!server.calls.slice(mark).some((c) => c.method === 'getUpdates'));
 
@@ -151,7 +151,7 @@ describe('npm start (src/main.ts)', () => {
       ...baseEnv(dir),
       BOT_MODE: 'webhook',
       WEBHOOK_URL: 'https://bot.example/hook',
-      WEBHOOK_SECRET: 's',
+      WEBHOOK_SECRET: 's'.repeat(32),
       HTTP_ENABLED: 'false',
     });
     assert.equal(await webhookWithoutServer.exited, 2);

@@ -5,8 +5,8 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Update } from 'grammy/types';
 import { Redis } from 'ioredis';
-import { chatKeyOf } from '../src/bot/inbox.js';
-import { hashToken } from '../src/core/secrets.js';
+import { chatKeyOf } from '../src/bot/runtime/inbox.js';
+import { hashToken } from '../src/core/keys/secrets.js';
 import { freshPostgresSchema, whileNoSchemaIsDropped } from './core/dialects.js';
 import { BotApiServer, type RecordedCall, type ScriptedUser } from './helpers/bot-api-server.js';
 import { ENTRY, freePort, runAdminCli, type StartedProcess, startProcess } from './helpers/processes.js';
@@ -20,7 +20,7 @@ import { redisUnavailable, TEST_REDIS_COMMAND_TIMEOUT_MS, TEST_REDIS_URL, testRe
 
 const BASE_URL = process.env.TEST_DATABASE_URL;
 const REDIS_URL = TEST_REDIS_URL;
-const SECRET = 'multi-instance-secret';
+const SECRET = 'multi-instance-secret-0123456789abcdef';
 const BOT_TOKEN = '123456:MULTI-instance';
 const HOOK_PATH = '/telegram/hook';
 /** Telegram ids far from other tests'. */

@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { createPrivateFileOnce } from '../src/private-files.js';
+import { createPrivateFileOnce } from '../src/infra/private-files.js';
 
 const [folder, count] = process.argv.slice(2) as [string, string];
 console.log('ready');

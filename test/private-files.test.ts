@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { createPrivateFileOnce, replacePrivateFile } from '../src/private-files.js';
+import { createPrivateFileOnce, replacePrivateFile } from '../src/infra/private-files.js';
 
 const TSX = import.meta.resolve('tsx');
 const WRITER = fileURLToPath(new URL('./private-files-writer.ts', import.meta.url));

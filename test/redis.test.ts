@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, test } from 'node:test';
-import { connectRedis, RedisUnreachableError } from '../src/redis.js';
+import { connectRedis, RedisUnreachableError } from '../src/infra/redis.js';
 import { ENTRY, startProcess } from './helpers/processes.js';
 import { redisUnavailable, TEST_REDIS_URL, testRedis } from './helpers/redis.js';
 

@@ -1,8 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { createLogger } from '../src/logger.js';
-import { WindowCounts } from '../src/window-counts.js';
+import { createLogger } from '../src/infra/logger.js';
+import { connectRedis } from '../src/infra/redis.js';
+import { WindowCounts } from '../src/infra/window-counts.js';
+import { capturedLogger } from './helpers/log.js';
 import { redisUnavailable, testRedis } from './helpers/redis.js';
+import { redisProxy } from './helpers/redis-proxy.js';
 
 // Fixed-window counts in Redis: what the shared rate limits stand on.
 
@@ -42,5 +45,48 @@ describe('window counts in Redis', { skip: redisUnavailable }, () => {
     await new WindowCounts(client, createLogger('silent')).hit('api:token:abc', 60_000);
     const [key] = await client.keys('*api:token:abc');
     assert.match(key ?? '', /^virtual-cards-test:[0-9a-f-]+:api:token:abc$/);
+  });
+});
+
+describe('a Redis that hangs', { skip: redisUnavailable }, () => {
+  test('costs one command timeout: then counts stay in this process for the breaker window, asking Redis nothing, and go back to Redis after it', async (t) => {
+    const keys = testRedis();
+    t.after(() => keys.cleanUp());
+    const proxy = await redisProxy();
+    t.after(() => proxy.close());
+    const client = await connectRedis(proxy.url, { keyPrefix: keys.prefix, commandTimeoutMs: 1000 }); // long enough that only a hung Redis misses it on a busy machine
+    t.after(() => client.disconnect());
+    let now = Date.now();
+    const { logger, text } = capturedLogger('info');
+    const counts = new WindowCounts(client, logger, { breakerMs: 10_000, now: () => now });
+
+    assert.equal((await counts.hit('k', 60_000)).count, 1);
+    assert.equal(proxy.scripts(), 1);
+    proxy.hang();
+    assert.equal((await counts.hit('k', 60_000)).count, 1, 'given up on after one timeout, counted in the process');
+    assert.equal(proxy.scripts(), 2);
+    for (let count = 2; count <= 5; count++) assert.equal((await counts.hit('k', 60_000)).count, count);
+    assert.deepEqual(await counts.count([{ key: 'k' }, { key: 'other', windowMs: 60_000 }]), [
+      { count: 5, ttlMs: 60_000 },
+      { count: 1, ttlMs: 60_000 },
+    ]);
+    assert.equal(proxy.scripts(), 2, 'the hung Redis is asked nothing while the breaker is open');
+
+    // The window over, one count asks Redis again: still hung, one more timeout, and the breaker opens again.
+    now += 10_000;
+    assert.equal((await counts.hit('k', 60_000)).count, 6);
+    assert.equal(proxy.scripts(), 3);
+    assert.equal((await counts.hit('k', 60_000)).count, 7);
+    assert.equal(proxy.scripts(), 3);
+
+    proxy.resume();
+    now += 10_000;
+    const back = await counts.hit('k', 60_000);
+    assert.equal(proxy.scripts(), 4);
+    // In Redis: the first hit, the two given up on (Redis ran them once it answered again), and this one.
+    assert.equal(back.count, 4);
+    assert.equal(Number(await client.get('k')), 4);
+    assert.equal(text().match(/Redis does not answer/g)?.length, 1, 'the outage is logged once');
+    assert.match(text(), /Redis answers again: rate limits are shared again/);
   });
 });

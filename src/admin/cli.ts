@@ -1,8 +1,8 @@
-import { loadConfig } from '../config.js';
-import { loadDotEnv } from '../env.js';
-import { createLogger, processLogDestination } from '../logger.js';
-import { startCoreFromConfig } from '../compose.js';
-import { CardDataKeyError } from '../core/secrets.js';
+import { loadConfig } from '../app/config.js';
+import { loadDotEnv } from '../app/env.js';
+import { createLogger, processLogDestination } from '../infra/logger.js';
+import { startCoreFromConfig } from '../app/compose.js';
+import { CardDataKeyError } from '../core/keys/secrets.js';
 import { runAdmin } from './run.js';
 
 // `npm run admin -- <command>`: the operator's command line over the same database as the bot.
@@ -11,10 +11,12 @@ try {
   const config = loadConfig();
   // Logs on standard error: with --json, standard output carries the one JSON answer and nothing else.
   const logger = createLogger(config.LOG_LEVEL === 'info' ? 'warn' : config.LOG_LEVEL, processLogDestination());
-  process.exitCode = await runAdmin(process.argv.slice(2), () => startCoreFromConfig(config, logger), {
-    out: (text) => console.log(text),
-    err: (text) => console.error(text),
-  });
+  process.exitCode = await runAdmin(
+    process.argv.slice(2),
+    () => startCoreFromConfig(config, logger),
+    { out: (text) => console.log(text), err: (text) => console.error(text) },
+    { remote: config.CARD_SERVICE_URL !== undefined },
+  );
 } catch (error) {
   const message = (error as Error).message;
   if (process.argv.includes('--json')) console.log(JSON.stringify({ ok: false, error: message }));

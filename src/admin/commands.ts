@@ -1,22 +1,29 @@
 import path from 'node:path';
-import { reservePrivateFile, restrictToOwner } from '../private-files.js';
-import { formatAmount, toCents, type Cents } from '../core/money.js';
-import { AdminError, type CardRecord, type TokenRecord } from '../core/admin.js';
-import type { CoreRuntime } from '../compose.js';
-import { isDepositError } from '../core/deposit-errors.js';
-import type { DepositRequest } from '../core/deposits.js';
-import type { DepositStatus } from '../core/funding-tables.js';
+import { reservePrivateFile, restrictToOwner } from '../infra/private-files.js';
+import { isInsideFolder } from '../infra/real-paths.js';
+import { formatAmount, toCents, type Cents } from '../core/ledger/money.js';
+import { AdminError, type CardRecord, type TokenRecord } from '../core/admin/admin.js';
+import type { CoreRuntime } from '../app/compose.js';
+import { isDepositError } from '../core/rules/deposit-errors.js';
+import type { DepositRequest } from '../core/funding/deposits.js';
+import type { DepositStatus } from '../core/funding/funding-tables.js';
+import type { InvoiceRecord, InvoiceStatus } from '../core/funding/payments.js';
 
-/** What a command prints: lines for a person, one object for `--json`. */
+/** What a command prints: lines for a person, one object for `--json`, and warnings about what it did (on stderr). */
 export interface CommandOutput {
   human: string;
   json: Record<string, unknown>;
+  /** Given, also the `warnings` field of the `--json` object (empty when there is nothing to warn of). */
+  warnings?: string[];
 }
 
 export type Values = Record<string, string | boolean | undefined>;
 
 interface Command {
+  /** The command's words and options as the help shows them: options outside `[...]` and `(...)` are required. */
   usage: string;
+  /** One line for the help. */
+  description: string;
   options: Record<string, { type: 'string' | 'boolean' }>;
   run(runtime: CoreRuntime, values: Values, positionals: string[]): Promise<CommandOutput>;
 }
@@ -77,10 +84,15 @@ function tokenTable(tokens: TokenRecord[]): string {
 }
 
 function cardTable(cards: CardRecord[]): string {
-  return table(cards.map((c) => [c.id, `#${c.number}`, c.name, c.maskedPan, c.category, c.status, usd(c.balance), `user ${c.userId}`]));
+  const status = (c: CardRecord) => (c.heldFee === null ? c.status : `${c.status} (fee ${usd(c.heldFee)} held)`);
+  return table(cards.map((c) => [c.id, `#${c.number}`, c.name, c.maskedPan, c.category, status(c), usd(c.balance), `user ${c.userId}`]));
 }
 
-const cardJson = (c: CardRecord) => ({ ...c, balance: formatAmount(c.balance) });
+const cardJson = (c: CardRecord) => ({
+  ...c,
+  balance: formatAmount(c.balance),
+  heldFee: c.heldFee === null ? null : formatAmount(c.heldFee),
+});
 
 /** Who decided, as recorded on a deposit request decided from the command line. */
 const DECIDED_BY_CLI = 'admin-cli';
@@ -121,9 +133,49 @@ function depositTable(requests: DepositRequest[]): string {
 
 const depositJson = (r: DepositRequest) => ({ ...r, amount: formatAmount(r.amount) });
 
+const INVOICE_STATUSES: readonly InvoiceStatus[] = ['open', 'paid', 'credited'];
+
+function invoiceStatus(values: Values): InvoiceStatus | undefined {
+  const value = optionalText(values, 'status');
+  if (value === undefined) return undefined;
+  if (!INVOICE_STATUSES.includes(value as InvoiceStatus)) throw new AdminError('--status must be open, paid or credited');
+  return value as InvoiceStatus;
+}
+
+/** An invoice's line, then a line per charge (Telegram's and the provider's ids, to find it at the provider). */
+function invoiceTable(invoices: InvoiceRecord[]): string {
+  return (
+    invoices
+      .map((i) =>
+        [
+          [i.id, i.status, usd(i.amount), `user ${i.userId}`, `chat ${i.chatId}`, `opened ${i.createdAt}`].join('  '),
+          ...i.payments.map((p) =>
+            indent(
+              [
+                p.credited ? 'credited' : 'OWED BACK',
+                `${formatAmount(p.amount)} ${p.currency}`,
+                `telegram ${p.telegramChargeId}`,
+                `provider ${p.providerChargeId}`,
+                p.at,
+              ].join('  '),
+            ),
+          ),
+        ].join('\n'),
+      )
+      .join('\n') || '(none)'
+  );
+}
+
+const invoiceJson = (i: InvoiceRecord) => ({
+  ...i,
+  amount: formatAmount(i.amount),
+  payments: i.payments.map((p) => ({ ...p, amount: formatAmount(p.amount) })),
+});
+
 /** Every admin command, by its words. */
 export const COMMANDS: Record<string, Command> = {
   'users create': {
+    description: 'Create a user with a wallet (funded with --deposit) and print a new API token, once',
     usage: 'users create --name NAME [--deposit AMOUNT]',
     options: { name: { type: 'string' }, deposit: { type: 'string' } },
     async run({ admin }, v) {
@@ -136,6 +188,7 @@ export const COMMANDS: Record<string, Command> = {
     },
   },
   'users list': {
+    description: 'List users with their wallet balance and card count',
     usage: 'users list',
     options: {},
     async run({ admin }) {
@@ -147,6 +200,7 @@ export const COMMANDS: Record<string, Command> = {
     },
   },
   'tokens issue': {
+    description: 'Issue another API token for a user, printed once',
     usage: 'tokens issue --user USER_ID',
     options: { user: { type: 'string' } },
     async run({ admin }, v) {
@@ -155,6 +209,7 @@ export const COMMANDS: Record<string, Command> = {
     },
   },
   'tokens list': {
+    description: "List a user's tokens: id, prefix, created, last used, revoked",
     usage: 'tokens list --user USER_ID',
     options: { user: { type: 'string' } },
     async run({ admin }, v) {
@@ -163,6 +218,7 @@ export const COMMANDS: Record<string, Command> = {
     },
   },
   'tokens revoke': {
+    description: 'Revoke one token, or every token of a user (their chats are unlinked and told)',
     usage: 'tokens revoke (--id TOKEN_ID | --user USER_ID --all | --token TOKEN)',
     options: { token: { type: 'string' }, id: { type: 'string' }, user: { type: 'string' }, all: { type: 'boolean' } },
     async run({ admin }, v) {
@@ -182,6 +238,7 @@ export const COMMANDS: Record<string, Command> = {
     },
   },
   'links list': {
+    description: 'List the chats linked to tokens',
     usage: 'links list [--user USER_ID]',
     options: { user: { type: 'string' } },
     async run({ admin }, v) {
@@ -193,6 +250,7 @@ export const COMMANDS: Record<string, Command> = {
     },
   },
   'links remove': {
+    description: 'Unlink one chat (it is told once)',
     usage: 'links remove --chat CHAT_ID',
     options: { chat: { type: 'string' } },
     async run({ admin }, v) {
@@ -203,6 +261,7 @@ export const COMMANDS: Record<string, Command> = {
     },
   },
   'users show': {
+    description: "Show a user's wallet, cards, tokens and linked chats",
     usage: 'users show USER_ID',
     options: {},
     async run({ admin }, _v, p) {
@@ -210,7 +269,8 @@ export const COMMANDS: Record<string, Command> = {
       return {
         human: [
           `User ${user.id} (${user.name}), created ${user.createdAt}`,
-          `Wallet: ${usd(user.wallet.balance)} (updated ${user.wallet.updatedAt})`,
+          `Wallet: ${usd(user.wallet.balance)} (updated ${user.wallet.updatedAt})` +
+            (user.wallet.held > 0 ? `; ${usd(user.wallet.held)} held for cards being issued` : ''),
           `Cards:`,
           indent(cardTable(user.cards)),
           `Tokens:`,
@@ -219,12 +279,17 @@ export const COMMANDS: Record<string, Command> = {
           indent(table(user.chats.map((c) => [`chat ${c.chatId}`, `token ${c.tokenId ?? '(gone)'}`, `linked ${c.linkedAt}`]))),
         ].join('\n'),
         json: {
-          user: { ...user, wallet: { ...user.wallet, balance: formatAmount(user.wallet.balance) }, cards: user.cards.map(cardJson) },
+          user: {
+            ...user,
+            wallet: { ...user.wallet, balance: formatAmount(user.wallet.balance), held: formatAmount(user.wallet.held) },
+            cards: user.cards.map(cardJson),
+          },
         },
       };
     },
   },
   'cards list': {
+    description: 'List cards with their ids, numbers, states and balances',
     usage: 'cards list [--user USER_ID]',
     options: { user: { type: 'string' } },
     async run({ admin }, v) {
@@ -233,6 +298,7 @@ export const COMMANDS: Record<string, Command> = {
     },
   },
   'wallet deposit': {
+    description: "Fund a user's wallet (a ledger journal)",
     usage: 'wallet deposit --user USER_ID --amount AMOUNT',
     options: { user: { type: 'string' }, amount: { type: 'string' } },
     async run({ admin }, v) {
@@ -241,6 +307,7 @@ export const COMMANDS: Record<string, Command> = {
     },
   },
   'deposits list': {
+    description: 'List deposit requests from chat, newest first',
     usage: 'deposits list [--status pending|approved|rejected] [--user USER_ID]',
     options: { status: { type: 'string' }, user: { type: 'string' } },
     async run({ funding }, v) {
@@ -248,7 +315,20 @@ export const COMMANDS: Record<string, Command> = {
       return { human: depositTable(requests), json: { requests: requests.map(depositJson) } };
     },
   },
+  'invoices list': {
+    description: 'List Telegram Payments invoices with every charge, to reconcile with the payment provider',
+    usage: 'invoices list [--status open|paid|credited] [--user USER_ID]',
+    options: { status: { type: 'string' }, user: { type: 'string' } },
+    async run({ funding }, v) {
+      const invoices = await funding.payments.listInvoices({ status: invoiceStatus(v), userId: optionalText(v, 'user') });
+      const owedBack = invoices.reduce((n, i) => n + i.owedBack, 0);
+      const warnings =
+        owedBack === 0 ? [] : [`${owedBack} payment(s) credited nothing and are owed back: refund them with the payment provider`];
+      return { human: invoiceTable(invoices), json: { invoices: invoices.map(invoiceJson) }, warnings };
+    },
+  },
   'deposits approve': {
+    description: 'Approve a pending deposit request: its amount is credited to the wallet, once',
     usage: 'deposits approve --id REQUEST_ID',
     options: { id: { type: 'string' } },
     async run({ funding }, v) {
@@ -262,6 +342,7 @@ export const COMMANDS: Record<string, Command> = {
     },
   },
   'deposits reject': {
+    description: 'Reject a pending deposit request with a reason the cardholder reads',
     usage: 'deposits reject --id REQUEST_ID --reason TEXT',
     options: { id: { type: 'string' }, reason: { type: 'string' } },
     async run({ funding }, v) {
@@ -272,6 +353,7 @@ export const COMMANDS: Record<string, Command> = {
     },
   },
   'bins list': {
+    description: 'List BINs',
     usage: 'bins list',
     options: {},
     async run({ admin }) {
@@ -293,6 +375,7 @@ export const COMMANDS: Record<string, Command> = {
     },
   },
   'bins add': {
+    description: 'Add a BIN (warns of active plans whose limit is below its initial balance)',
     usage:
       'bins add --bin 123456 --network visa|master [--wallet] [--no-3ds] [--country US] [--currency USD] [--initial-balance AMOUNT] [--disabled]',
     options: {
@@ -316,10 +399,21 @@ export const COMMANDS: Record<string, Command> = {
         initialBalance: optionalAmount(v, 'initial-balance') ?? 0,
         enabled: v.disabled !== true,
       });
-      return { human: `BIN ${bin.bin} added as ${bin.id}.`, json: { bin: { ...bin, initialBalance: formatAmount(bin.initialBalance) } } };
+      // Added all the same: the operator may be about to raise or retire those plans.
+      const warnings = (await admin.plansBelowInitialBalance(bin)).map(
+        (plan) =>
+          `BIN ${bin.bin} starts a card with ${usd(bin.initialBalance)}, above the limit of plan ${plan.id} (${plan.name}, ` +
+          `${usd(plan.limit)}): no card of this BIN can be created on that plan`,
+      );
+      return {
+        human: `BIN ${bin.bin} added as ${bin.id}.`,
+        json: { bin: { ...bin, initialBalance: formatAmount(bin.initialBalance) } },
+        warnings,
+      };
     },
   },
   'bins enable': {
+    description: 'Enable a BIN',
     usage: 'bins enable BIN_ID',
     options: {},
     async run({ admin }, _v, p) {
@@ -328,6 +422,7 @@ export const COMMANDS: Record<string, Command> = {
     },
   },
   'bins disable': {
+    description: 'Disable a BIN',
     usage: 'bins disable BIN_ID',
     options: {},
     async run({ admin }, _v, p) {
@@ -336,6 +431,7 @@ export const COMMANDS: Record<string, Command> = {
     },
   },
   'plans list': {
+    description: 'List card plans',
     usage: 'plans list',
     options: {},
     async run({ admin }) {
@@ -349,6 +445,7 @@ export const COMMANDS: Record<string, Command> = {
     },
   },
   'plans add': {
+    description: 'Add a card plan (warns of enabled BINs whose initial balance is above its limit)',
     usage: 'plans add --name NAME --limit AMOUNT --fee AMOUNT [--description TEXT]',
     options: { name: { type: 'string' }, limit: { type: 'string' }, fee: { type: 'string' }, description: { type: 'string' } },
     async run({ admin }, v) {
@@ -358,13 +455,20 @@ export const COMMANDS: Record<string, Command> = {
         limit: amount(v, 'limit'),
         creationFee: amount(v, 'fee'),
       });
+      const warnings = (await admin.binsAboveLimit(plan)).map(
+        (bin) =>
+          `Plan ${plan.id} (${plan.name}) has a limit of ${usd(plan.limit)}, below the initial balance of BIN ${bin.bin} ` +
+          `(${bin.id}, ${usd(bin.initialBalance)}): no card of that BIN can be created on this plan`,
+      );
       return {
         human: `Plan ${plan.id} (${plan.name}) added.`,
         json: { plan: { ...plan, limit: formatAmount(plan.limit), creationFee: formatAmount(plan.creationFee) } },
+        warnings,
       };
     },
   },
   'plans deactivate': {
+    description: 'Deactivate a card plan',
     usage: 'plans deactivate PLAN_ID',
     options: {},
     async run({ admin }, _v, p) {
@@ -373,6 +477,7 @@ export const COMMANDS: Record<string, Command> = {
     },
   },
   'fees list': {
+    description: 'List the top-up platform fees per category',
     usage: 'fees list',
     options: {},
     async run({ admin }) {
@@ -384,6 +489,7 @@ export const COMMANDS: Record<string, Command> = {
     },
   },
   'fees set': {
+    description: "Set a category's top-up platform fee",
     usage: 'fees set --category Wallet|Online --percent P --fixed AMOUNT',
     options: { category: { type: 'string' }, percent: { type: 'string' }, fixed: { type: 'string' } },
     async run({ admin }, v) {
@@ -398,6 +504,7 @@ export const COMMANDS: Record<string, Command> = {
     },
   },
   'coupons create': {
+    description: 'Create a coupon: a percent or an amount off the creation fee',
     usage: 'coupons create --code CODE (--percent P | --amount AMOUNT) [--expires ISO_DATE] [--max-redemptions N]',
     options: {
       code: { type: 'string' },
@@ -425,6 +532,7 @@ export const COMMANDS: Record<string, Command> = {
     },
   },
   'coupons list': {
+    description: 'List coupons',
     usage: 'coupons list',
     options: {},
     async run({ admin }) {
@@ -444,6 +552,7 @@ export const COMMANDS: Record<string, Command> = {
     },
   },
   'coupons deactivate': {
+    description: 'Deactivate a coupon',
     usage: 'coupons deactivate CODE',
     options: {},
     async run({ admin }, _v, p) {
@@ -452,6 +561,7 @@ export const COMMANDS: Record<string, Command> = {
     },
   },
   'simulate purchase': {
+    description: 'Sandbox: a card purchase, approved or declined with a code',
     usage: 'simulate purchase --card CARD_ID --amount AMOUNT [--merchant NAME]',
     options: { card: { type: 'string' }, amount: { type: 'string' }, merchant: { type: 'string' } },
     async run({ admin }, v) {
@@ -460,6 +570,7 @@ export const COMMANDS: Record<string, Command> = {
     },
   },
   'simulate refund': {
+    description: 'Sandbox: a refund credited to a card',
     usage: 'simulate refund --card CARD_ID --amount AMOUNT [--merchant NAME]',
     options: { card: { type: 'string' }, amount: { type: 'string' }, merchant: { type: 'string' } },
     async run({ admin }, v) {
@@ -468,6 +579,7 @@ export const COMMANDS: Record<string, Command> = {
     },
   },
   'simulate otp': {
+    description: 'Sandbox: a 3-D Secure OTP arrives for a card (pushed to chat)',
     usage: 'simulate otp --card CARD_ID [--amount AMOUNT] [--merchant NAME]',
     options: { card: { type: 'string' }, amount: { type: 'string' }, merchant: { type: 'string' } },
     async run({ admin }, v) {
@@ -476,6 +588,7 @@ export const COMMANDS: Record<string, Command> = {
     },
   },
   'simulate otp-email': {
+    description: 'Sandbox: an OTP e-mail lands in the mailbox',
     usage: 'simulate otp-email --card CARD_ID',
     options: { card: { type: 'string' } },
     async run({ admin }, v) {
@@ -484,6 +597,7 @@ export const COMMANDS: Record<string, Command> = {
     },
   },
   'simulate issue': {
+    description: 'Sandbox: the provider finishes issuing a card that has a temporary id',
     usage: 'simulate issue --card CARD_ID   (the provider finishes issuing a card that has a temporary id)',
     options: { card: { type: 'string' } },
     async run({ admin }, v) {
@@ -492,6 +606,7 @@ export const COMMANDS: Record<string, Command> = {
     },
   },
   'ledger check': {
+    description: 'Recompute every balance from the ledger; exit 1 on any difference',
     usage: 'ledger check',
     options: {},
     async run({ admin }) {
@@ -508,6 +623,7 @@ export const COMMANDS: Record<string, Command> = {
     },
   },
   purge: {
+    description: 'Delete expired OTP codes and delivered or stale outbox rows now',
     usage: 'purge   (OTP codes past OTP_RETENTION_SECONDS, delivered or stale outbox rows)',
     options: {},
     async run({ admin }) {
@@ -519,6 +635,7 @@ export const COMMANDS: Record<string, Command> = {
     },
   },
   'keys status': {
+    description: 'Show the card-data key file and its fingerprint',
     usage: 'keys status',
     options: {},
     async run({ cardDataKey }) {
@@ -527,14 +644,19 @@ export const COMMANDS: Record<string, Command> = {
     },
   },
   'keys rotate': {
-    usage: 'keys rotate --new-key-file FILE',
-    options: { 'new-key-file': { type: 'string' } },
+    description: 'Re-encrypt every card under a new card-data key, in one transaction',
+    usage: 'keys rotate --new-key-file FILE [--no-keep-retired]   (--no-keep-retired: delete the retired key once every card is re-sealed)',
+    options: { 'new-key-file': { type: 'string' }, 'no-keep-retired': { type: 'boolean' } },
     async run({ cardDataKey }, v) {
-      const rotation = await cardDataKey.rotate(text(v, 'new-key-file'));
+      const rotation = await cardDataKey.rotate(text(v, 'new-key-file'), { keepRetired: v['no-keep-retired'] !== true });
       return {
         human: [
           `Re-encrypted ${rotation.cards} card(s) under the key ${rotation.to}, now in ${rotation.keyFile}: back it up.`,
-          `The retired key ${rotation.from} is kept in ${rotation.retiredKeyFile}.`,
+          rotation.retiredKeyKept
+            ? `The retired key ${rotation.from} is kept in ${rotation.retiredKeyFile}: database backups from before this rotation ` +
+              'need it; move it to where those backups are kept (or delete it when they are gone).'
+            : `The retired key ${rotation.from} was deleted from ${rotation.retiredKeyFile}: database backups from before this ` +
+              'rotation can no longer be read, unless that key is backed up elsewhere.',
           'Restart every process that uses the database: they still hold the retired key.',
         ].join('\n'),
         json: { ...rotation },
@@ -542,16 +664,33 @@ export const COMMANDS: Record<string, Command> = {
     },
   },
   backup: {
+    description: 'Write an online, consistent copy of the SQLite database; prints the card-data key it needs',
     usage: 'backup --to FILE',
     options: { to: { type: 'string' } },
-    async run({ database }, v) {
+    async run({ database, cardDataKey }, v) {
       if (!database.sqlite) throw new AdminError('backup copies the SQLite database; on Postgres use pg_dump');
       const target = path.resolve(text(v, 'to'));
+      // A backup beside the key would put the cards and their key in one copy of that folder.
+      const keyFolder = cardDataKey.file === undefined ? undefined : path.dirname(cardDataKey.file);
+      if (keyFolder !== undefined && isInsideFolder(target, keyFolder)) {
+        throw new AdminError(
+          `${target} is in ${keyFolder}, the card-data key's folder, and a copy of that folder would hold both the cards ` +
+            'and their key. Back up the database somewhere else.',
+        );
+      }
       // A copy of the card data: readable by its owner only, like the database.
       reservePrivateFile(target);
       const progress = await database.sqlite.backup(target);
       restrictToOwner(target);
-      return { human: `Backed up ${progress.totalPages} pages to ${target}.`, json: { file: target, pages: progress.totalPages } };
+      // The copy reads with this key only (after a rotation, an older copy needs the retired `<file>.old-<fingerprint>`):
+      // the fingerprint says which key file a restore of this copy must put back.
+      const { fingerprint } = cardDataKey;
+      return {
+        human:
+          `Backed up ${progress.totalPages} pages to ${target}. It reads with the card-data key ${fingerprint} only, which it ` +
+          'does not contain: keep a copy of that key apart from it (docs/backup-and-restore.md).',
+        json: { file: target, pages: progress.totalPages, keyFingerprint: fingerprint },
+      };
     },
   },
 };

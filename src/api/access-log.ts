@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler, onResponseHookHandler } from 'fastify';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../infra/logger.js';
 import { asArray } from './auth.js';
 
 /** An incoming `X-Request-Id` worth keeping: 1 to 128 visible ASCII characters. */

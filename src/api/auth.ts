@@ -1,14 +1,16 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { CardServiceError, isCardServiceError } from '../core/errors.js';
-import { hashToken } from '../core/secrets.js';
+import { CardServiceError, isCardServiceError } from '../core/rules/errors.js';
+import { hashToken } from '../core/keys/secrets.js';
 import type { CardService } from '../core/service.js';
-import type { Caller } from '../core/views.js';
+import type { Caller } from '../core/operations/views.js';
 import type { RequestLimiter } from './rate-limits.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
     /** No token needed (liveness, metrics, the OpenAPI document). */
     public?: boolean;
+    /** The bot's webhook, mounted by the bot: counted per address apart from the API's limits. */
+    webhook?: boolean;
     /** Error text in `error` rather than `message`: the spec's OTP endpoints. */
     errorField?: boolean;
   }
@@ -30,33 +32,32 @@ export function bearerToken(header: string | undefined): string | undefined {
 
 /**
  * Every route needs a valid token (spec section 5) unless marked public; unknown routes answer 404 first.
- * With limits, an address that failed authentication too often is refused (429) before its token is
- * read, so guessing tokens (or trying a stolen one's neighbours) stops; then the request counts against
- * its address and, once its token is valid, against the token.
+ * With limits, the request is counted against its address and its token in one step before the token is
+ * looked up; a valid token then goes on unless over its own limit, and a missing or invalid one counts as
+ * a failed authentication of its address, refused (429) once the address has used them up.
  */
 export function installAuthentication(app: FastifyInstance, core: CardService, limiter?: RequestLimiter): void {
   app.decorateRequest('caller', null as unknown as Caller);
   app.decorateRequest('tokenHash', '');
 
-  async function check(request: FastifyRequest): Promise<void> {
-    const token = bearerToken(request.headers.authorization);
-    if (token === undefined) throw new CardServiceError('INVALID_TOKEN');
-    const tokenHash = hashToken(token);
+  async function authenticateAs(request: FastifyRequest, tokenHash: string | undefined): Promise<void> {
+    if (tokenHash === undefined) throw new CardServiceError('INVALID_TOKEN');
     request.caller = await core.authenticateByTokenHash(tokenHash);
     request.tokenHash = tokenHash;
   }
 
-  // The address is counted here too, in the same hook, for authenticated routes (the server counts it for public ones).
+  const check = (request: FastifyRequest) => authenticateAs(request, tokenHashOf(request));
+
   async function checkWithinLimits(request: FastifyRequest, limits: RequestLimiter): Promise<void> {
-    await limits.beforeToken(request);
-    await limits.address(request);
+    const tokenHash = tokenHashOf(request);
+    const counts = await limits.beforeToken(request, tokenHash);
     try {
-      await check(request);
+      await authenticateAs(request, tokenHash);
     } catch (error) {
-      if (isCardServiceError(error) && error.code === 'INVALID_TOKEN') await limits.tokenRefused(request);
+      if (isCardServiceError(error) && error.code === 'INVALID_TOKEN') await limits.tokenRefused(request, counts);
       throw error;
     }
-    await limits.token(request);
+    limits.tokenAccepted(counts);
   }
 
   const authenticate = limiter === undefined ? check : (request: FastifyRequest) => checkWithinLimits(request, limiter);
@@ -66,6 +67,11 @@ export function installAuthentication(app: FastifyInstance, core: CardService, l
     if (route.config?.public === true) return;
     route.onRequest = [authenticate, ...asArray(route.onRequest)];
   });
+}
+
+function tokenHashOf(request: FastifyRequest): string | undefined {
+  const token = bearerToken(request.headers.authorization);
+  return token === undefined ? undefined : hashToken(token);
 }
 
 export function asArray<T>(value: T | readonly T[] | undefined): T[] {

@@ -1,4 +1,4 @@
-import type { ValidationIssue } from '../core/errors.js';
+import type { ValidationIssue } from '../core/rules/errors.js';
 
 /** The spec's response envelope (section 2.1). Every response carries `timestamp`. */
 export interface SuccessEnvelope<T> {

@@ -1,4 +1,4 @@
-import type { ErrorCode } from '../core/errors.js';
+import type { ErrorCode } from '../core/rules/errors.js';
 
 /**
  * The one table from the core's refusal codes to HTTP statuses (PRODUCT.md, "HTTP"). The compiler
@@ -19,6 +19,7 @@ export const STATUS_OF: Record<ErrorCode, number> = {
   CARD_NOT_READY_UNFREEZE: 409,
   ALREADY_CLOSED: 409,
   CARD_NOT_READY_CLOSE: 409,
+  CARD_PROCESSING: 409,
   CARD_NOT_READY_WITHDRAW: 409,
   CARD_CLOSED: 409,
   INSUFFICIENT_BALANCE: 422,
@@ -27,8 +28,13 @@ export const STATUS_OF: Record<ErrorCode, number> = {
   INSUFFICIENT_CARD_BALANCE: 422,
   INVALID_BIN: 422,
   INVALID_PLAN: 422,
+  INITIAL_BALANCE_OVER_LIMIT: 422,
   INVALID_COUPON: 422,
   TOPUP_COOLDOWN: 429,
   WITHDRAW_COOLDOWN: 429,
   PROVIDER_FAILED: 502,
+  // Remote mode's own (the bot in front of another service); this API never raises them.
+  SERVICE_REFUSED: 502,
+  SERVICE_UNAVAILABLE: 503,
+  OUTCOME_UNKNOWN: 504,
 };

@@ -1,9 +1,9 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Clock } from '../core/clock.js';
-import { isCardServiceError } from '../core/errors.js';
-import type { Logger } from '../logger.js';
+import type { Clock } from '../infra/clock.js';
+import { isCardServiceError } from '../core/rules/errors.js';
+import type { Logger } from '../infra/logger.js';
 import { failure } from './envelope.js';
 import { STATUS_OF } from './error-status.js';
 

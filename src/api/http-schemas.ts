@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { AT_MOST_TWO_DECIMALS } from '../core/ledger/money.js';
 
 /**
  * Path parameters, header and response shapes of the HTTP interface. Request bodies and the
@@ -13,7 +14,7 @@ export const cardIdParams = z.strictObject({ id: z.string().describe('Card id (U
 /** Endpoints without a body accept none, or an empty object. */
 export const noBody = z.strictObject({}, { error: 'This endpoint takes no request body' }).nullish();
 
-const money = z.number().describe('USD, at most 2 decimal places');
+const money = z.number().describe(`USD, ${AT_MOST_TWO_DECIMALS}`);
 const isoTime = z.string().describe('ISO 8601, UTC');
 
 const validationIssue = z.object({
@@ -71,7 +72,7 @@ export const card = z.object({
   name: z.string(),
   balance: money,
   deposit: money,
-  status: z.string(),
+  status: z.string().describe('`active`, `frozen`, `closed`; `Processing` while the card is being issued (its creation fee held)'),
   currency: z.string(),
   currency_short_name: z.string(),
   bin_id: z.string(),
@@ -149,7 +150,9 @@ export const transactionPage = z.object({
       id: z.string(),
       card_id: z.string(),
       card_name: z.string(),
-      status: z.string(),
+      status: z
+        .string()
+        .describe('`Approved`, `Declined`; `Pending` while a withdrawal or closure waits on the provider (its amount held)'),
       side: z.string(),
       amount: money,
       currency: z.string(),

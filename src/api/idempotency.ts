@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
 import type { Transaction } from 'kysely';
 import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
-import type { Clock } from '../core/clock.js';
-import { CardServiceError } from '../core/errors.js';
+import type { Clock } from '../infra/clock.js';
+import { CardServiceError } from '../core/rules/errors.js';
 import type { OperationHooks } from '../core/service.js';
 import type { Database } from '../db/schema.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../infra/logger.js';
 import { asArray } from './auth.js';
 import { failure } from './envelope.js';
 import { HttpRefusal } from './http-errors.js';
@@ -41,7 +41,14 @@ export interface IdempotencyTtls {
   otpTtlSeconds: number;
 }
 
-const KEY = /^[\x21-\x7e]{1,255}$/;
+/**
+ * What an `Idempotency-Key` may be: visible ASCII (0x21 to 0x7e), 1 to 255 characters. The check
+ * below and the OpenAPI document (`openapi.ts`) both read these, so they cannot drift apart.
+ */
+export const IDEMPOTENCY_KEY_LENGTH = { min: 1, max: 255 } as const;
+export const IDEMPOTENCY_KEY_PATTERN = new RegExp(`^[\\x21-\\x7e]{${IDEMPOTENCY_KEY_LENGTH.min},${IDEMPOTENCY_KEY_LENGTH.max}}$`);
+/** The rule in words: `1 to 255 visible ASCII characters`. */
+export const IDEMPOTENCY_KEY_RULE = `${IDEMPOTENCY_KEY_LENGTH.min} to ${IDEMPOTENCY_KEY_LENGTH.max} visible ASCII characters`;
 const IN_PROGRESS_TEXT = 'A request with this Idempotency-Key is still being processed; retry shortly';
 
 function requestHash(request: FastifyRequest): string {
@@ -70,11 +77,9 @@ export function installIdempotency(
   function keyOf(request: FastifyRequest): string | undefined {
     const key = request.headers['idempotency-key'];
     if (key === undefined) return undefined;
-    if (typeof key !== 'string' || !KEY.test(key)) {
+    if (typeof key !== 'string' || !IDEMPOTENCY_KEY_PATTERN.test(key)) {
       throw new CardServiceError('VALIDATION', {
-        issues: [
-          { code: 'invalid_format', message: 'Idempotency-Key must be 1 to 255 visible ASCII characters', path: ['Idempotency-Key'] },
-        ],
+        issues: [{ code: 'invalid_format', message: `Idempotency-Key must be ${IDEMPOTENCY_KEY_RULE}`, path: ['Idempotency-Key'] }],
       });
     }
     return key;

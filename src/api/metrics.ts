@@ -1,17 +1,14 @@
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { FastifyInstance, onResponseHookHandler } from 'fastify';
-import { collectDefaultMetrics, Histogram, Registry } from 'prom-client';
-import type { Logger } from '../logger.js';
+import { Histogram, type Registry } from 'prom-client';
+import { metricsRegistry } from '../infra/metrics.js';
 import { asArray } from './auth.js';
 
 /**
- * Prometheus metrics of the HTTP API: request durations by route, method and status, plus the
- * process defaults. Collected here, served apart from the API by `serveMetrics` (`METRICS_PORT`).
+ * Prometheus metrics of the HTTP API: request durations by route, method and status, in the process's
+ * registry (a registry of their own when none is given: the benchmarks). Served apart from the API, by
+ * `serveMetrics` (`METRICS_PORT`).
  */
-export function createApiMetrics() {
-  const registry = new Registry();
-  collectDefaultMetrics({ register: registry });
+export function createApiMetrics(registry: Registry = metricsRegistry()) {
   const duration = new Histogram({
     name: 'http_request_duration_seconds',
     help: 'HTTP request duration by route, method and status',
@@ -21,8 +18,6 @@ export function createApiMetrics() {
   });
 
   return {
-    registry,
-
     /**
      * Times every route declared on `app` from now on, labelled with its path pattern. The server
      * calls it inside its own route plugin, so routes mounted by other parts (the bot's webhook,
@@ -54,46 +49,3 @@ export function createApiMetrics() {
 }
 
 export type ApiMetrics = ReturnType<typeof createApiMetrics>;
-
-export interface MetricsListener {
-  /** e.g. `http://127.0.0.1:9464/metrics` */
-  url: string;
-  close(): Promise<void>;
-}
-
-/**
- * `GET /metrics` on a listener of its own (no token: keep it off the public network), so nothing of
- * it is reachable through the API's address; any other request is 404.
- */
-export async function serveMetrics(registry: Registry, host: string, port: number, logger: Logger): Promise<MetricsListener> {
-  const server = createServer((request, response) => {
-    if (request.method !== 'GET' || request.url?.split('?')[0] !== '/metrics') {
-      response.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('Not found\n');
-      return;
-    }
-    registry.metrics().then(
-      (text) => response.writeHead(200, { 'content-type': registry.contentType }).end(text),
-      (error: unknown) => {
-        logger.error({ err: error }, 'Rendering metrics failed');
-        response.writeHead(500).end();
-      },
-    );
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const address = server.address() as AddressInfo;
-  const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  return {
-    url: `http://${shownHost}:${address.port}/metrics`,
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        server.close((error) => (error ? reject(error) : resolve()));
-        server.closeAllConnections();
-      }),
-  };
-}

@@ -1,3 +1,5 @@
+import { IDEMPOTENCY_KEY_LENGTH, IDEMPOTENCY_KEY_PATTERN, IDEMPOTENCY_KEY_RULE } from './idempotency.js';
+
 /** The OpenAPI document as @fastify/swagger builds it, plus what only the HTTP layer knows. */
 type OpenApiDocument = { paths?: Record<string, Record<string, { parameters?: unknown[] }>> };
 
@@ -6,13 +8,19 @@ const IDEMPOTENCY_KEY = {
   in: 'header',
   required: false,
   description:
-    'Extension. 1 to 255 visible ASCII characters, per user. The same key with the same request replays the stored reply ' +
+    `Extension. ${IDEMPOTENCY_KEY_RULE}, per user. The same key with the same request replays the stored reply ` +
     '(header `Idempotent-Replayed: true`); with another request: 422; while the first has not finished: 409. Only successes ' +
     'are kept, for 24 hours (replies holding an OTP code no longer than OTP codes are kept), a bounded number per user with ' +
     'the oldest going first; a refusal or a fault frees the key. A success is stored in the same transaction as its effect, ' +
     'so a request cut off by a crash has either both or neither; after a lease, a retry runs it. The top-up quote changes ' +
     'nothing and keeps nothing.',
-  schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]{1,255}$' },
+  // What the server checks, from its own constants: the pattern is ECMA-262 as JSON Schema's is.
+  schema: {
+    type: 'string',
+    minLength: IDEMPOTENCY_KEY_LENGTH.min,
+    maxLength: IDEMPOTENCY_KEY_LENGTH.max,
+    pattern: IDEMPOTENCY_KEY_PATTERN.source,
+  },
 };
 
 type Operation = {

@@ -1,4 +1,4 @@
-import { toAmount } from '../core/money.js';
+import { toAmount } from '../core/ledger/money.js';
 import type {
   Bin,
   Card,
@@ -16,7 +16,7 @@ import type {
   TopupResult,
   Wallet,
   WithdrawResult,
-} from '../core/views.js';
+} from '../core/operations/views.js';
 
 /**
  * The core's views in the spec's current response shapes: snake_case fields, the spec's odd names
@@ -55,7 +55,8 @@ export const presentCard = (c: Card) => ({
   name: c.name,
   balance: toAmount(c.balance),
   deposit: toAmount(c.deposit),
-  status: c.status,
+  // The spec's earlier creation shape names `Processing` for a card being issued.
+  status: c.status === 'processing' ? 'Processing' : c.status,
   currency: c.currency,
   currency_short_name: c.currencyShortName,
   bin_id: c.binId,

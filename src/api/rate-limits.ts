@@ -1,6 +1,7 @@
-import fastifyRateLimit, { normalizeIP, type FastifyRateLimitStoreCtor } from '@fastify/rate-limit';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { WindowCount, WindowCounts } from '../window-counts.js';
+import { normalizeIP } from '@fastify/rate-limit';
+import type { FastifyRequest } from 'fastify';
+import type { Logger } from '../infra/logger.js';
+import { type CountedKey, type Counts, LocalWindowCounts, type WindowCount } from '../infra/window-counts.js';
 import { tooManyRequests } from './http-errors.js';
 
 /** The API's request limits (settings `API_RATE_LIMIT_PER_TOKEN`, `API_RATE_LIMIT_PER_ADDRESS`, `API_AUTH_FAILURES_PER_ADDRESS`). */
@@ -9,127 +10,102 @@ export interface RateLimits {
   perTokenPerMinute: number;
   /** Requests per minute one client address may make: all its tokens together, and the public routes. */
   perAddressPerMinute: number;
-  /** Failed authentications per 15 minutes one address may make; past that it is refused before its token is read. */
+  /** Failed authentications per 15 minutes one address may make; past that its requests without a valid token get 429. */
   authFailuresPerAddress: number;
+  /** Posts per minute one address may make to the bot's webhook (Telegram's own traffic is far below it). */
+  webhookPerAddressPerMinute?: number;
+}
+
+/** What a request's one count before its token is looked up found: its token's count (when it has one), its address's failures. */
+export interface TokenCounts {
+  token: WindowCount | undefined;
+  failures: WindowCount;
 }
 
 /** The checks, each refusing with 429 and `Retry-After` (`tooManyRequests`) when over its limit. */
 export interface RequestLimiter {
-  /** Counts the request against its address. */
+  /** Counts a request that reads no token (public and unknown routes) against its address. */
   address(request: FastifyRequest): Promise<void>;
-  /** Refuses an address that has failed authentication too often; counts nothing. Synchronous when counted in memory. */
-  beforeToken(request: FastifyRequest): void | Promise<void>;
-  /** Counts a failed authentication against the address. */
-  tokenRefused(request: FastifyRequest): Promise<void>;
-  /** Counts the request against its (valid) token, by `request.tokenHash`. */
-  token(request: FastifyRequest): Promise<void>;
+  /** Counts a post to the bot's webhook against its address, apart from the API's counts. */
+  webhook(request: FastifyRequest): Promise<void>;
+  /**
+   * Before the token is looked up, in one step (one round trip to Redis): counts the request against its
+   * address, refused when over, and against its token by `tokenHash`, and reads its address's failed authentications.
+   */
+  beforeToken(request: FastifyRequest, tokenHash: string | undefined): Promise<TokenCounts>;
+  /** The token is valid: refused when over its limit. Never by its address's failures. */
+  tokenAccepted(counts: TokenCounts): void;
+  /**
+   * The token is missing or invalid: refused once its address has used up its failed authentications (nothing
+   * more is counted or logged then); else counts this failure, and the caller answers 401.
+   */
+  tokenRefused(request: FastifyRequest, counts: TokenCounts): Promise<void>;
 }
 
 const MINUTE_MS = 60_000;
+/** `WEBHOOK_RATE_LIMIT_PER_ADDRESS`'s default: 100 posts a second, above what Telegram sends one bot. */
+export const DEFAULT_WEBHOOK_PER_MINUTE = 6_000;
 const AUTH_FAILURE_WINDOW_MS = 15 * MINUTE_MS;
-/** Addresses refused for failed authentications remembered at once; past that the oldest refusal is lifted early. */
-const MAX_REFUSED_ADDRESSES = 100_000;
 
-type Limiter = ReturnType<FastifyInstance['createRateLimit']>;
-type Outcome = Awaited<ReturnType<Limiter>>;
-type Counted = Extract<Outcome, { isAllowed: false }>;
-
-/** The plugin's own address key (IPv6 by /64, IPv4-mapped as IPv4), without its IPv6 test for a plain IPv4 address. */
+/** The address as rate limits key it: IPv6 by /64, IPv4-mapped as IPv4. */
 function addressKey(request: FastifyRequest): string {
   const ip = request.ip;
   return ip.includes(':') ? normalizeIP(ip) : ip;
 }
 
-/** The plugin's store over shared counts. Each limit's keys carry its name, so one store serves the three. */
-function sharedStore(counts: WindowCounts): FastifyRateLimitStoreCtor {
-  type Done = (error: Error | null, result?: { current: number; ttl: number }) => void;
-  const answer = (done: Done) => (c: WindowCount) => done(null, { current: c.count, ttl: c.ttlMs });
-  return class SharedStore {
-    incr(key: string, done: Done, timeWindow: number) {
-      void counts.hit(key, timeWindow).then(answer(done), done);
-    }
-    read(key: string, done: Done) {
-      void counts.peek(key).then(answer(done), done);
-    }
-    child() {
-      return this;
-    }
-  };
+function refuseIfOver(counted: WindowCount, max: number): void {
+  if (counted.count > max) throw tooManyRequests(counted.ttlMs / 1000);
 }
 
 /**
- * Request limits counted by @fastify/rate-limit in fixed windows: in this process's memory, or, given
- * `shared` counts (`REDIS_URL`), in Redis, where every process adds to one count (addresses as the socket
- * or a trusted proxy tells them). Registers the plugin without limiting any route by itself; the checks
- * are attached by the server and authentication.
+ * Request limits counted in fixed windows: in this process's memory, or, given shared `counts`
+ * (`REDIS_URL`), in Redis, where every process adds to one count (addresses as the socket or a trusted
+ * proxy tells them). An authenticated request's limits are counted in one step, so with Redis one round trip.
+ *
+ * A valid token is never refused for its address's failed authentications: everyone behind one NAT or
+ * one untrusted proxy shares an address, and 21 bad requests from anyone would lock them all out. Past
+ * the failures, only requests without a valid token are refused; each still costs one hash lookup, and
+ * the address limit, counted before the lookup, bounds how many a flood of bad tokens gets.
  */
-export function installRateLimits(app: FastifyInstance, limits: RateLimits, shared?: WindowCounts): RequestLimiter {
-  void app.register(fastifyRateLimit, { global: false, ...(shared && { store: sharedStore(shared) }) });
-  let limiters: { address: Limiter; failures: Limiter; token: Limiter } | undefined;
-  // The plugin's `createRateLimit` exists once it has loaded (at `ready`), so before any request.
-  const made = () =>
-    (limiters ??= {
-      address: app.createRateLimit({
-        max: limits.perAddressPerMinute,
-        timeWindow: MINUTE_MS,
-        keyGenerator: (request) => `api:address:${addressKey(request)}`,
-      }),
-      failures: app.createRateLimit({
-        max: limits.authFailuresPerAddress,
-        timeWindow: AUTH_FAILURE_WINDOW_MS,
-        keyGenerator: (request) => `api:auth-failures:${addressKey(request)}`,
-      }),
-      token: app.createRateLimit({
-        max: limits.perTokenPerMinute,
-        timeWindow: MINUTE_MS,
-        keyGenerator: (request) => `api:token:${request.tokenHash}`,
-      }),
-    });
+export function createRequestLimiter(limits: RateLimits, logger: Logger, counts: Counts = new LocalWindowCounts()): RequestLimiter {
+  const addressCount = (address: string): CountedKey => ({ key: `api:address:${address}`, windowMs: MINUTE_MS });
+  const failuresKey = (address: string) => `api:auth-failures:${address}`;
 
-  const refuseIfExceeded = (outcome: Outcome) => {
-    if (!outcome.isAllowed && outcome.isExceeded) throw tooManyRequests(outcome.ttlInSeconds);
-  };
-  const failuresUsedUp = (outcome: Outcome): outcome is Counted => !outcome.isAllowed && outcome.remaining === 0 && outcome.ttl > 0;
-
-  const counted = {
-    address: (request: FastifyRequest) => made().address(request).then(refuseIfExceeded),
-    token: (request: FastifyRequest) => made().token(request).then(refuseIfExceeded),
-  };
-  if (shared) {
-    // Another process may have counted the failures: ask the shared count before every token.
-    return {
-      ...counted,
-      async beforeToken(request) {
-        const outcome = await made().failures(request, { increment: false });
-        if (failuresUsedUp(outcome)) throw tooManyRequests(outcome.ttlInSeconds);
-      },
-      async tokenRefused(request) {
-        await made().failures(request);
-      },
-    };
-  }
-
-  // In memory, the addresses whose failures reached the limit are kept apart from the counts until their
-  // window ends: checked before every token, a map lookup (usually of an empty map) instead of a limiter call.
-  const refusedUntil = new Map<string, number>();
   return {
-    ...counted,
-    beforeToken(request) {
-      if (refusedUntil.size === 0) return;
-      const key = addressKey(request);
-      const until = refusedUntil.get(key);
-      if (until === undefined) return;
-      const left = until - Date.now();
-      if (left > 0) throw tooManyRequests(left / 1000);
-      refusedUntil.delete(key);
+    async address(request) {
+      const [address] = await counts.count([addressCount(addressKey(request))]);
+      refuseIfOver(address!, limits.perAddressPerMinute);
     },
-    async tokenRefused(request) {
-      const outcome = await made().failures(request);
-      if (!failuresUsedUp(outcome)) return;
+
+    async webhook(request) {
+      const [posts] = await counts.count([{ key: `webhook:address:${addressKey(request)}`, windowMs: MINUTE_MS }]);
+      refuseIfOver(posts!, limits.webhookPerAddressPerMinute ?? DEFAULT_WEBHOOK_PER_MINUTE);
+    },
+
+    async beforeToken(request, tokenHash) {
       const key = addressKey(request);
-      refusedUntil.delete(key);
-      refusedUntil.set(key, Date.now() + outcome.ttl);
-      if (refusedUntil.size > MAX_REFUSED_ADDRESSES) refusedUntil.delete(refusedUntil.keys().next().value!);
+      const keys = [addressCount(key), { key: failuresKey(key) }];
+      if (tokenHash !== undefined) keys.push({ key: `api:token:${tokenHash}`, windowMs: MINUTE_MS });
+      const [address, failures, token] = await counts.count(keys);
+      refuseIfOver(address!, limits.perAddressPerMinute);
+      return { token, failures: failures! };
+    },
+
+    tokenAccepted({ token }) {
+      if (token) refuseIfOver(token, limits.perTokenPerMinute);
+    },
+
+    async tokenRefused(request, { failures }) {
+      if (failures.count >= limits.authFailuresPerAddress) throw tooManyRequests(failures.ttlMs / 1000);
+      const address = addressKey(request);
+      const [counted] = await counts.count([{ key: failuresKey(address), windowMs: AUTH_FAILURE_WINDOW_MS }]);
+      // Exactly one failure reaches the limit in a window (in Redis too: the count is atomic), so this is said once per window.
+      if (counted!.count === limits.authFailuresPerAddress) {
+        logger.warn(
+          { address, failures: counted!.count, seconds: Math.ceil(counted!.ttlMs / 1000) },
+          'An address used up its failed authentications: its requests without a valid token get 429 until the window ends',
+        );
+      }
     },
   };
 }

@@ -8,6 +8,8 @@ export interface ReadinessChecks {
   database: CheckState;
   migrations: CheckState | 'pending';
   bot: CheckState | 'disabled';
+  /** Remote mode only: the card service the bot stands in front of answers. */
+  cardService?: CheckState;
 }
 
 /**
@@ -15,7 +17,7 @@ export interface ReadinessChecks {
  * in the process's own schema on Postgres too); the bot, when it runs in this process, has
  * reached Telegram (`botReady`, absent when it does not run here).
  */
-export function createReadiness(db: Db, botReady?: () => boolean) {
+export function createReadiness(db: Db, botReady?: () => boolean, cardServiceReady?: () => Promise<boolean>) {
   // Migrations are never undone under a running process: once all are applied, that is not asked again.
   let migrated = false;
 
@@ -35,6 +37,9 @@ export function createReadiness(db: Db, botReady?: () => boolean) {
       database = 'failing';
     }
     const bot: ReadinessChecks['bot'] = botReady === undefined ? 'disabled' : botReady() ? 'ok' : 'failing';
-    return { ready: database === 'ok' && migrations === 'ok' && bot !== 'failing', checks: { database, migrations, bot } };
+    const ready = database === 'ok' && migrations === 'ok' && bot !== 'failing';
+    if (cardServiceReady === undefined) return { ready, checks: { database, migrations, bot } };
+    const cardService: CheckState = (await cardServiceReady().catch(() => false)) ? 'ok' : 'failing';
+    return { ready: ready && cardService === 'ok', checks: { database, migrations, bot, cardService } };
   };
 }

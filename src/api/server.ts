@@ -3,13 +3,13 @@ import fastifySwagger from '@fastify/swagger';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
 import { jsonSchemaTransform, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { Clock } from '../core/clock.js';
-import { validationError } from '../core/schemas.js';
+import type { Clock } from '../infra/clock.js';
+import { validationError } from '../core/rules/schemas.js';
 import type { CardService } from '../core/service.js';
 import type { Db } from '../db/schema.js';
-import type { Logger } from '../logger.js';
-import type { Redis } from '../redis.js';
-import { WindowCounts } from '../window-counts.js';
+import type { Logger } from '../infra/logger.js';
+import type { Redis } from '../infra/redis.js';
+import { WindowCounts } from '../infra/window-counts.js';
 import { installAccessLog, requestIdFrom } from './access-log.js';
 import { asArray, installAuthentication } from './auth.js';
 import { failure } from './envelope.js';
@@ -20,7 +20,8 @@ import { createIdempotencyStore } from './idempotency-store.js';
 import { parseJsonBody } from './json-body.js';
 import type { ApiMetrics } from './metrics.js';
 import { withIdempotencyHeader, withOptionalEmptyBodies } from './openapi.js';
-import { installRateLimits, type RateLimits } from './rate-limits.js';
+import { createRequestLimiter, type RateLimits } from './rate-limits.js';
+import { warnOfUntrustedProxy } from './proxy-warning.js';
 import { createReadiness } from './readiness.js';
 import { cardRoutes } from './routes/cards.js';
 import { catalogueRoutes } from './routes/catalogue.js';
@@ -64,6 +65,13 @@ export interface HttpServerDeps {
   metrics?: ApiMetrics;
   /** The card-details Mini App (`WEBAPP_URL` with the bot's token); not served when absent. */
   webApp?: WebAppOptions;
+  /**
+   * Whether to serve the card-service interface (`/api/v1`, the OpenAPI document): true unless in remote
+   * mode, where this server carries only the bot's routes, `/livez` and `/readyz`.
+   */
+  cardApi?: boolean;
+  /** Remote mode: whether the card service answers, for `/readyz` (`cardService`). */
+  cardServiceReady?: () => Promise<boolean>;
 }
 
 const DAY_SECONDS = 86_400;
@@ -138,7 +146,14 @@ export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
     if (route.schema && !route.schema.querystring && route.config?.public !== true)
       route.schema = { ...route.schema, querystring: noQuery };
   });
-  const limiter = deps.limits ? installRateLimits(app, deps.limits, deps.redis && new WindowCounts(deps.redis, logger)) : undefined;
+  const limiter = deps.limits && createRequestLimiter(deps.limits, logger, deps.redis && new WindowCounts(deps.redis, logger));
+  if (!deps.trustProxy) warnOfUntrustedProxy(app, logger);
+  // The bot's webhook, mounted on the app later by the bot's part: its own count per address.
+  if (limiter) {
+    app.addHook('onRoute', (route) => {
+      if (route.config?.webhook === true) route.onRequest = [limiter.webhook, ...asArray(route.onRequest)];
+    });
+  }
   installErrorHandling(app, clock, logger, {
     observeUnmatched: (request, reply, status) => {
       metrics?.observeUnmatched(request.method, status, reply.elapsedTime / 1000);
@@ -172,7 +187,7 @@ export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
           'The card-service interface under /api/v1. Extensions beyond the spec are tagged `extension`: GET /api/v1/cards, ' +
           'POST /api/v1/cards/{id}/topup/quote, the Idempotency-Key header on every POST, this document, GET /livez and GET /readyz. ' +
           'Requests are limited per token and per client address (429 with Retry-After), and an address that fails ' +
-          'authentication too often is refused for a while before its token is read.',
+          'authentication too often has its missing and invalid tokens refused (429) for a while; a valid token from it goes on.',
       },
       components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } } },
     },
@@ -193,11 +208,14 @@ export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
     metrics?.instrument(api);
     const routes = api.withTypeProvider<ZodTypeProvider>();
     const routeDeps = { core, clock };
-    catalogueRoutes(routes, routeDeps);
-    cardRoutes(routes, routeDeps);
-    movementRoutes(routes, routeDeps);
-    historyRoutes(routes, routeDeps);
-    if (deps.webApp) webAppRoutes(api, { ...deps.webApp, core, clock, db: deps.db, logger });
+    const cardApi = deps.cardApi !== false;
+    if (cardApi) {
+      catalogueRoutes(routes, routeDeps);
+      cardRoutes(routes, routeDeps);
+      movementRoutes(routes, routeDeps);
+      historyRoutes(routes, routeDeps);
+      if (deps.webApp) webAppRoutes(api, { ...deps.webApp, core, clock, db: deps.db, logger });
+    }
 
     routes.get(
       '/livez',
@@ -211,12 +229,13 @@ export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
       },
       async () => ({ success: true as const, data: { status: 'alive' as const }, message: 'Alive', timestamp: clock.now().toISOString() }),
     );
-    const readiness = createReadiness(deps.db, deps.botReady);
+    const readiness = createReadiness(deps.db, deps.botReady, deps.cardServiceReady);
     const checkState = z.enum(['ok', 'failing']);
     const checks = z.object({
       database: checkState,
       migrations: z.enum(['ok', 'pending', 'failing']),
       bot: z.enum(['ok', 'failing', 'disabled']),
+      cardService: checkState.optional(),
     });
     routes.get(
       '/readyz',
@@ -249,10 +268,12 @@ export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
       },
     );
     let document: object | undefined;
-    routes.get('/api/v1/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => {
-      document ??= withOptionalEmptyBodies(withIdempotencyHeader(app.swagger()));
-      return document;
-    });
+    if (cardApi) {
+      routes.get('/api/v1/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => {
+        document ??= withOptionalEmptyBodies(withIdempotencyHeader(app.swagger()));
+        return document;
+      });
+    }
     accessLog.apiRoutes(false);
   });
 

@@ -1,41 +1,44 @@
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
-import type { CoreRuntime } from '../compose.js';
-import type { Config } from '../config.js';
-import type { Logger } from '../logger.js';
-import type { Redis } from '../redis.js';
-import { createApiMetrics, serveMetrics, type MetricsListener } from './metrics.js';
+import type { Registry } from 'prom-client';
+import type { CoreRuntime } from '../app/compose.js';
+import type { Config } from '../app/config.js';
+import type { Logger } from '../infra/logger.js';
+import type { Redis } from '../infra/redis.js';
+import { createApiMetrics } from './metrics.js';
 import { createHttpServer } from './server.js';
 
 export interface RunningHttpApi {
   app: FastifyInstance;
   /** Where it listens, e.g. `http://127.0.0.1:3000`. */
   url: string;
-  /** Where `/metrics` is served (its own listener, `METRICS_HOST:METRICS_PORT`); absent when METRICS_PORT is unset. */
-  metricsUrl?: string;
-  /** Stops accepting connections and waits for in-flight requests, then stops the metrics listener; the core stays open. */
+  /** Stops accepting connections and waits for in-flight requests; the core stays open. */
   close(): Promise<void>;
 }
 
 /**
  * Serves the HTTP API over a running core on `HTTP_HOST:HTTP_PORT`, with the request limits, timeout
- * and idempotency bounds of the settings, and Prometheus metrics on a listener of their own when
- * `METRICS_PORT` is set. For the combined bot + API process and for `npm run api`; closing it leaves
- * the core to its owner.
+ * and idempotency bounds of the settings, its request durations collected in the process's metrics
+ * registry when one is given. For the combined bot + API process and for `npm run api`; closing it
+ * leaves the core and the metrics to their owner.
  */
 export async function startHttpApi(
   runtime: CoreRuntime,
   config: Config,
   logger: Logger,
-  /** Routes of other parts mounted before listening (the bot's webhook): no request limits, no metrics label. */
+  /** Routes of other parts mounted before listening (the bot's webhook: counted per address with `config.webhook`), no metrics label. */
   mount?: (app: FastifyInstance) => void,
   /** Whether the bot of this process has reached Telegram, for `/readyz`; absent when no bot runs here. */
   botReady?: () => boolean,
   /** The process's Redis client (`REDIS_URL`), where the limits are counted; closed by its owner. */
   redis?: Redis,
+  /** Remote mode (`CARD_SERVICE_URL`): no `/api/v1`; `/readyz` asks whether the card service answers. */
+  remote?: { cardServiceReady: () => Promise<boolean> },
+  /** The process's metrics registry (`METRICS_PORT`, served by its owner); nothing is collected without it. */
+  registry?: Registry,
 ): Promise<RunningHttpApi> {
   const apiLogger = logger.child({ component: 'api' });
-  const metrics = config.METRICS_PORT === undefined ? undefined : createApiMetrics();
+  const metrics = registry && createApiMetrics(registry);
   const app = createHttpServer({
     core: runtime.core,
     db: runtime.database.db,
@@ -49,23 +52,20 @@ export async function startHttpApi(
       perTokenPerMinute: config.API_RATE_LIMIT_PER_TOKEN,
       perAddressPerMinute: config.API_RATE_LIMIT_PER_ADDRESS,
       authFailuresPerAddress: config.API_AUTH_FAILURES_PER_ADDRESS,
+      webhookPerAddressPerMinute: config.WEBHOOK_RATE_LIMIT_PER_ADDRESS,
     },
     idempotency: { maxKeysPerUser: config.IDEMPOTENCY_MAX_KEYS_PER_USER, otpTtlSeconds: config.OTP_RETENTION_SECONDS },
     metrics,
     botReady,
+    ...(remote ? { cardApi: false, cardServiceReady: remote.cardServiceReady } : {}),
     webApp:
       config.WEBAPP_URL && config.BOT_TOKEN
         ? { url: config.WEBAPP_URL, botToken: config.BOT_TOKEN, showSeconds: config.SENSITIVE_TTL_SECONDS }
         : undefined,
   });
   mount?.(app);
-  let metricsListener: MetricsListener | undefined;
   try {
     await app.listen({ host: config.HTTP_HOST, port: config.HTTP_PORT });
-    if (metrics && config.METRICS_PORT !== undefined) {
-      metricsListener = await serveMetrics(metrics.registry, config.METRICS_HOST, config.METRICS_PORT, apiLogger);
-      logger.info({ url: metricsListener.url }, 'Metrics listening');
-    }
   } catch (error) {
     await app.close();
     throw error;
@@ -74,13 +74,5 @@ export async function startHttpApi(
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const url = `http://${host}:${address.port}`;
   logger.info({ url }, 'HTTP API listening');
-  return {
-    app,
-    url,
-    metricsUrl: metricsListener?.url,
-    close: async () => {
-      await app.close();
-      await metricsListener?.close();
-    },
-  };
+  return { app, url, close: () => app.close() };
 }

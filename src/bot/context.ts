@@ -1,8 +1,8 @@
 import type { ConversationFlavor } from '@grammyjs/conversations';
 import type { I18nFlavor } from '@grammyjs/i18n';
 import type { Context } from 'grammy';
-import type { Caller } from '../core/views.js';
-import type { Logger } from '../logger.js';
+import type { CardAccount } from './card-service/port.js';
+import type { Logger } from '../infra/logger.js';
 import type { ChatLink, ChatRecord } from './repository.js';
 
 interface UpdateData {
@@ -10,9 +10,9 @@ interface UpdateData {
   logger: Logger;
   /** A private chat's link and conversation state as this update found them (read once, in one statement). */
   chatRecord?: ChatRecord;
-  /** The chat's link and the caller it stands for, when the chat is linked and the token still valid. */
+  /** The chat's link and the account it stands for, when the chat is linked and the token still valid. */
   link?: ChatLink;
-  caller?: Caller;
+  account?: CardAccount;
 }
 
 /** The context of the outside middleware tree: every plugin's flavour stacked once. */

@@ -1,39 +1,43 @@
-import { getOrCreate } from '../get-or-create.js';
+import { getOrCreate } from '../infra/get-or-create.js';
 import { autoRetry } from '@grammyjs/auto-retry';
 import { conversations, createConversation } from '@grammyjs/conversations';
 import { limit } from '@grammyjs/ratelimiter';
-import { run, sequentialize } from '@grammyjs/runner';
+import { sequentialize } from '@grammyjs/runner';
 import { Bot, Composer, Context, type Middleware, type WebhookReplyEnvelope } from 'grammy';
 import type { Update, UserFromGetMe } from 'grammy/types';
 import type { BotContext, ConversationContext } from './context.js';
 import { FLOWS_CONVERSATION_ID, flowsConversation } from './conversations/flows.js';
-import { startDeletionLoop } from './deletions.js';
-import { adminReporter, AnsweredCallbacks, handleBotError } from './error-boundary.js';
-import { createInbox, inboxWebhookRoute, type InboxOptions, type WebhookRoute } from './inbox.js';
-import { loggableError } from '../log-safe.js';
+import { startDeletionLoop } from './jobs/deletions.js';
+import { adminReporter, AnsweredCallbacks, handleBotError } from './runtime/error-boundary.js';
+import { createInbox, type Inbox, inboxWebhookRoute, type InboxOptions, oldestUnhandledAt, type WebhookRoute } from './runtime/inbox.js';
+import { loggableError } from '../infra/log-safe.js';
 import { cancelFeature } from './features/cancel.js';
 import { cardsFeature } from './features/cards.js';
 import { groupFeature } from './features/group.js';
-import { adminChatFeature } from './features/admin-chat.js';
+import { adminChatFeature, remoteAdminChatFeature } from './features/admin-chat.js';
 import { depositsFeature } from './features/deposits.js';
 import { checkoutFeature, successfulPaymentFeature } from './features/payments.js';
-import { createFunding } from '../core/funding.js';
+import { embeddedCardService } from './card-service/embedded.js';
 import { callerMiddleware, chatRecordReader, linkChat, linkFeature, requireLinked } from './features/link.js';
 import { createMainMenu, menuFeature } from './features/menu.js';
 import { pastedTokenFeature } from './features/pasted-token.js';
 import { unhandledFeature } from './features/unhandled.js';
-import { createI18n, createTranslators, localeOf, translations } from './i18n.js';
-import { startOutboxLoop } from './outbox.js';
+import { createI18n, createTranslators, localeOf, translations } from './ui/i18n.js';
+import { startOutboxLoop } from './jobs/outbox.js';
 import { newClaimant } from '../db/claims.js';
-import { claimPolling } from './poller-lease.js';
-import { botTables, ChatLinks } from './repository.js';
+import { claimPolling } from './runtime/poller-lease.js';
+import { startDurablePolling } from './runtime/polling.js';
+import { botTables, ChatLinks, countPendingDeletions } from './repository.js';
+import type { BotMetrics } from './metrics.js';
 import type { BotDeps, Services } from './services.js';
-import { conversationStorage } from './storage.js';
-import { holdsApiToken } from './token-scan.js';
-import { ratelimiterStorage, WindowCounts } from '../window-counts.js';
+import { conversationStorage } from './runtime/storage.js';
+import { holdsApiToken, messageTextOf } from './token-scan.js';
+import { ALLOWED_UPDATES, updateTypeOf } from './runtime/update-types.js';
+import { ratelimiterStorage, WindowCounts } from '../infra/window-counts.js';
 
 export type { BotConfig, BotDeps } from './services.js';
 export type { BotContext } from './context.js';
+export { ALLOWED_UPDATES } from './runtime/update-types.js';
 
 /** The rate limiter's answer: a line in chat, and a pressed button answered so the client stops spinning. */
 function tooFast(ctx: BotContext): void {
@@ -41,21 +45,6 @@ function tooFast(ctx: BotContext): void {
   const answer = ctx.callbackQuery ? ctx.answerCallbackQuery({ text }) : ctx.reply(text);
   void answer.catch(() => undefined);
 }
-
-const servicesOf = new WeakMap<Bot<BotContext>, Services>();
-
-/**
- * The updates the bot asks Telegram for. Not Telegram Business ones: the bot acts only in private chats
- * with the user themself, never inside a chat a business account has with its customers.
- */
-export const ALLOWED_UPDATES = [
-  'message',
-  'edited_message',
-  'channel_post',
-  'edited_channel_post',
-  'callback_query',
-  'pre_checkout_query',
-] as const;
 
 /** Telegram Business updates, which are dropped even if they come (one asked for them earlier, a test). */
 const isBusinessUpdate = (update: Update) =>
@@ -69,19 +58,29 @@ const isBusinessUpdate = (update: Update) =>
  * runner's stop does not). Counted where every update enters (the runner, webhooks and tests all call
  * `handleUpdate`) rather than in a middleware, which costs every update a frame more.
  */
-class CountingBot extends Bot<BotContext> {
+/**
+ * The bot `createBot` builds, with what it was built from: its services (`services`), which the background
+ * jobs and the command list read, and a count of the updates being handled (`settled`).
+ */
+export class CardsBot extends Bot<BotContext> {
+  /** Set once by `createBot`, before the bot handles anything. */
+  services!: Services;
   #inFlight = 0;
   #idle: (() => void)[] = [];
   /** Logs each update's type and chat at debug; set only when debug is enabled, so it costs nothing otherwise. */
   logUpdate: ((update: Update) => void) | undefined;
+  /** Counts and times each update handled (`METRICS_PORT`), here for the same reason as the in-flight count. */
+  metrics: BotMetrics | undefined;
   override async handleUpdate(update: Update, webhookReplyEnvelope?: WebhookReplyEnvelope): Promise<void> {
     this.logUpdate?.(update);
     // Dropped before any middleware: no reply, no rate-limit count, no link check, no database read.
     if (isBusinessUpdate(update)) return;
     this.#inFlight++;
+    const started = performance.now();
     try {
       await super.handleUpdate(update, webhookReplyEnvelope);
     } finally {
+      this.metrics?.handled(update, performance.now() - started);
       if (--this.#inFlight === 0) for (const resolve of this.#idle.splice(0)) resolve();
     }
   }
@@ -93,7 +92,7 @@ class CountingBot extends Bot<BotContext> {
 
 /** The update's type (its one field beside `update_id`) and its chat's id, if it has one: nothing of its content. */
 export function updateSummary(update: Update): { updateId: number; updateType: string; chatId?: number } {
-  const updateType = Object.keys(update).find((key) => key !== 'update_id') ?? 'unknown';
+  const updateType = updateTypeOf(update);
   const body = (update as unknown as Record<string, { chat?: { id: number }; message?: { chat?: { id: number } } } | undefined>)[
     updateType
   ];
@@ -131,6 +130,22 @@ export interface CreateBotOptions {
   sequentialize?: boolean;
 }
 
+/** The most rows a scrape's look at a table counts: enough to show a backlog, and cheap however long it grows. */
+const COUNTED_AT_MOST = 10_000;
+
+/** Points the scrape-time gauges at the bot's database: its outbox (a service without one has none to wait), deletions and inbox. */
+function watchBacklog(s: Services, metrics: BotMetrics): void {
+  const { events } = s.cards;
+  metrics.watch({
+    outboxDepth: async () => (events ? events.waiting(COUNTED_AT_MOST) : 0),
+    deletionsPending: () => countPendingDeletions(s.db, COUNTED_AT_MOST),
+    inboxLagSeconds: async () => {
+      const oldest = await oldestUnhandledAt(s.db, COUNTED_AT_MOST);
+      return oldest ? Math.max(0, (s.clock.now().getTime() - oldest.getTime()) / 1000) : 0;
+    },
+  });
+}
+
 /**
  * The bot: every feature registered in order inside one error boundary. Nothing runs until it is
  * started (`startBot` for polling, `startWebhookBot` for webhooks) or fed with `bot.handleUpdate`.
@@ -139,11 +154,11 @@ export interface CreateBotOptions {
  * const bot = createBot({ core, db, clock, logger, config: { token, apiRoot, sensitiveTtlSeconds: 60, otpTtlSeconds: 300 } });
  * await bot.handleUpdate(update);
  */
-export function createBot(deps: BotDeps, options: CreateBotOptions = {}): Bot<BotContext> {
+export function createBot(deps: BotDeps, options: CreateBotOptions = {}): CardsBot {
   const client = { apiRoot: deps.config.apiRoot, ...(options.fetch ? { fetch: options.fetch } : {}) };
   const i18n = createI18n<BotContext>();
   const translatorFor = createTranslators(i18n);
-  const bot = new CountingBot(deps.config.token, {
+  const bot = new CardsBot(deps.config.token, {
     botInfo: options.botInfo,
     client,
     ContextConstructor: contextClass(deps.logger, translatorFor) as unknown as new (
@@ -152,6 +167,11 @@ export function createBot(deps: BotDeps, options: CreateBotOptions = {}): Bot<Bo
   });
   // Decided once: the update path pays nothing for it unless debug is on.
   if (deps.logger.isLevelEnabled('debug')) bot.logUpdate = (update) => deps.logger.debug(updateSummary(update), 'update');
+  if (deps.metrics) {
+    bot.metrics = deps.metrics;
+    // Before auto-retry, so under it: each failed attempt counts, the ones it waits out too.
+    bot.api.config.use(deps.metrics.telegramErrors);
+  }
   bot.api.config.use(autoRetry({ maxRetryAttempts: 3, maxDelaySeconds: 30 }));
   // Remembers which buttons were answered (menus and conversations answer by themselves), so an
   // error is never answered a second time, which Telegram would reject.
@@ -160,9 +180,11 @@ export function createBot(deps: BotDeps, options: CreateBotOptions = {}): Bot<Bo
 
   const db = botTables(deps.db);
   // `wakeDeletions` does nothing until the background jobs start (`startBackgroundJobs`).
-  const funding = deps.funding ?? createFunding({ db: deps.db, clock: deps.clock, settings: deps.core.settings });
-  const s: Services = { ...deps, db, funding, links: new ChatLinks(db), i18n, answered, wakeDeletions: () => {} };
-  servicesOf.set(bot, s);
+  const { core, funding, cards: given, ...shared } = deps;
+  const cards = given ?? embeddedCardService({ core: core!, db: deps.db, clock: deps.clock, funding });
+  const s: Services = { ...shared, db, cards, links: new ChatLinks(db), i18n, answered, wakeDeletions: () => {} };
+  bot.services = s;
+  if (deps.metrics) watchBacklog(s, deps.metrics);
 
   // Conversation contexts get a fresh Api: give it the bot's transformers (auto-retry and any other).
   const inConversation: Middleware<ConversationContext>[] = [
@@ -196,10 +218,12 @@ export function createBot(deps: BotDeps, options: CreateBotOptions = {}): Bot<Bo
     storage: { type: 'context', version: 2, adapter: conversationStorage(s.db, deps.clock) },
   });
   // The admins' chat may be a private chat too (one operator).
-  const adminChat = adminChatFeature(s);
+  // Deposit requests and payments are our embedded service's own: with another service they are not offered.
+  const funded = s.cards.funding !== undefined;
+  const adminChat = funded ? adminChatFeature(s) : remoteAdminChatFeature(s);
   // Money that arrived is credited whatever became of the chat's link. Entered only by the updates they take:
   // every other private update skips their composers' frames with one check.
-  const paidOrAdmin = new Composer<BotContext>(successfulPaymentFeature(s), adminChat).middleware();
+  const paidOrAdmin = new Composer<BotContext>(funded ? successfulPaymentFeature(s) : new Composer<BotContext>(), adminChat).middleware();
   const isPaidOrAdmin = (ctx: BotContext) =>
     ctx.message?.successful_payment !== undefined || (deps.config.adminChatId !== undefined && ctx.chat?.id === deps.config.adminChatId);
   const chat = new Composer<BotContext>(
@@ -215,7 +239,7 @@ export function createBot(deps: BotDeps, options: CreateBotOptions = {}): Bot<Bo
     new Composer<BotContext>(linkFeature(s, mainMenu), menuFeature(s, mainMenu), cardsFeature(s), depositsFeature(s), unhandledFeature(s)),
   );
   // Outside private chats: the admins' chat, pre-checkout queries (they carry no chat), then any group.
-  const group = new Composer<BotContext>(adminChat, checkoutFeature(s), groupFeature());
+  const group = new Composer<BotContext>(adminChat, funded ? checkoutFeature(s) : new Composer<BotContext>(), groupFeature());
   // A message holding an API token, in any chat, goes nowhere else: no flow, menu or command sees it.
   // (The flow state is loaded so that linking can leave a waiting flow, the menu so that it can be sent.)
   const pasted = new Composer<BotContext>(
@@ -236,8 +260,8 @@ export function createBot(deps: BotDeps, options: CreateBotOptions = {}): Bot<Bo
 }
 
 /** The command list shown by Telegram clients, in English and Russian. */
-export async function setCommands(bot: Bot<BotContext>): Promise<void> {
-  const { i18n } = servicesOf.get(bot)!;
+export async function setCommands(bot: CardsBot): Promise<void> {
+  const { i18n } = bot.services;
   for (const locale of ['en', 'ru'] as const) {
     const t = (key: string) => i18n.t(locale, key);
     const commands = ['start', 'menu', 'cards', 'topup', 'freeze', 'details', 'deposit', 'cancel', 'help', 'unlink'].map((c) => ({
@@ -260,8 +284,8 @@ export interface BackgroundJobs {
  * bot processes may run them over one database: they claim the rows they work on. The push runs as
  * soon as events are committed (`wakeOnCommit`, true by default), and polls as well.
  */
-export function startBackgroundJobs(bot: Bot<BotContext>, options: { wakeOnCommit?: boolean } = {}): BackgroundJobs {
-  const s = servicesOf.get(bot)!;
+export function startBackgroundJobs(bot: CardsBot, options: { wakeOnCommit?: boolean } = {}): BackgroundJobs {
+  const s = bot.services;
   const report = adminReporter(bot.api, s);
   // Who this instance is when it claims work; its loops work through tables of their own.
   const claimant = newClaimant(s.clock);
@@ -277,7 +301,7 @@ export function startBackgroundJobs(bot: Bot<BotContext>, options: { wakeOnCommi
   });
   s.wakeDeletions = deletions.wake;
   const outbox = startOutboxLoop(s, bot.api, report, claimant);
-  const committed = options.wakeOnCommit === false ? undefined : s.core.events.onCommitted(outbox.wake);
+  const committed = options.wakeOnCommit === false ? undefined : s.cards.events?.onCommitted(outbox.wake);
   return {
     listening: committed?.ready ?? Promise.resolve(),
     async stop() {
@@ -288,8 +312,8 @@ export function startBackgroundJobs(bot: Bot<BotContext>, options: { wakeOnCommi
 }
 
 /** Resolves once every update the bot is handling has finished (the runner's stop does not wait for them). */
-export function updatesSettled(bot: Bot<BotContext>): Promise<void> {
-  if (!(bot instanceof CountingBot)) throw new Error('updatesSettled: the bot was not made by createBot');
+export function updatesSettled(bot: CardsBot): Promise<void> {
+  if (!(bot instanceof CardsBot)) throw new Error('updatesSettled: the bot was not made by createBot');
   return bot.settled();
 }
 
@@ -303,7 +327,7 @@ export interface RunningBot {
  * `bot.init()` (getMe), with a warning when Telegram has not answered after a while: auto-retry waits out an
  * unreachable Telegram without a word, and the start would otherwise just hang.
  */
-async function initBot(bot: Bot<BotContext>, deps: BotDeps): Promise<void> {
+async function initBot(bot: CardsBot, deps: BotDeps): Promise<void> {
   const notice = setTimeout(
     () =>
       deps.logger.warn(
@@ -319,9 +343,13 @@ async function initBot(bot: Bot<BotContext>, deps: BotDeps): Promise<void> {
   }
 }
 
-/** Long polling through @grammyjs/runner, with the command list set and the background jobs running. */
+/**
+ * Long polling with the command list set and the background jobs running. Each fetched batch is stored in
+ * the durable inbox before the next poll confirms it to Telegram, then handled from there (one chat's
+ * updates at a time, in order), as webhook updates are: a crash loses no update, a paid payment included.
+ */
 export async function startBot(deps: BotDeps): Promise<RunningBot> {
-  const bot = createBot(deps);
+  const bot = createBot(deps, { sequentialize: false });
   await initBot(bot, deps);
   // One poller per bot: a second process on the same database is refused (PollerTakenError).
   const lease = await claimPolling(botTables(deps.db), deps.clock, deps.logger, deps.config.pollerLeaseMs);
@@ -333,12 +361,15 @@ export async function startBot(deps: BotDeps): Promise<RunningBot> {
     throw error;
   }
   const jobs = startBackgroundJobs(bot);
-  const runner = run(bot, { runner: { fetch: { timeout: 30, allowed_updates: ALLOWED_UPDATES } } });
+  // Updates a crashed poller had stored and not handled are taken up by the inbox's sweep once their chats' leases lapse.
+  const inbox = botInbox(bot, deps.config.inbox);
+  const polling = startDurablePolling({ api: bot.api, inbox, logger: deps.logger, allowedUpdates: ALLOWED_UPDATES });
   deps.logger.info({ username: bot.botInfo.username }, 'bot polling');
   return {
     bot,
     async stop() {
-      if (runner.isRunning()) await runner.stop();
+      await polling.stop();
+      await inbox.stop();
       await updatesSettled(bot);
       await jobs.stop();
       await lease.release();
@@ -349,12 +380,30 @@ export async function startBot(deps: BotDeps): Promise<RunningBot> {
 export interface Webhook {
   /** The route to mount: `app.post(path, webhook.handler)`. */
   handler: WebhookRoute;
+
   /** Stops taking stored updates; resolves once the updates in hand are handled. */
   stop(): Promise<void>;
 }
 
+const holdsText = (update: Update) => messageTextOf(update) !== undefined;
+
+/** The bot's durable per-chat inbox (src/bot/runtime/inbox.ts), which webhook posts and polled batches feed alike. */
+function botInbox(bot: CardsBot, options: Pick<InboxOptions, 'leaseMs' | 'sweepIntervalMs'> = {}): Inbox {
+  const s = bot.services;
+  return createInbox({
+    db: s.db,
+    clock: s.clock,
+    logger: s.logger,
+    handle: (update) => bot.handleUpdate(update),
+    report: adminReporter(bot.api, s),
+    // A remote service's tokens have no known shape: any text may be one, so every text waits sealed.
+    secrets: { holds: s.cards.mode === 'remote' ? holdsText : holdsApiToken, ...(s.cipher ? { cipher: s.cipher } : {}) },
+    ...options,
+  });
+}
+
 /**
- * The webhook for Fastify, over the durable per-chat inbox (src/bot/inbox.ts): each update is stored
+ * The webhook for Fastify, over the durable per-chat inbox (src/bot/runtime/inbox.ts): each update is stored
  * and answered 200 at once, then handled by whichever process holds its chat's lease, one at a time
  * and in update_id order across every process on the database. A request whose
  * `X-Telegram-Bot-Api-Secret-Token` header differs from `secretToken` gets 401. Make the bot with
@@ -366,20 +415,8 @@ export interface Webhook {
  * // at shutdown, after the HTTP server has stopped:
  * await webhook.stop();
  */
-export function webhookInbox(
-  bot: Bot<BotContext>,
-  secretToken: string,
-  options: Pick<InboxOptions, 'leaseMs' | 'sweepIntervalMs'> = {},
-): Webhook {
-  const s = servicesOf.get(bot)!;
-  const inbox = createInbox({
-    db: s.db,
-    clock: s.clock,
-    logger: s.logger,
-    handle: (update) => bot.handleUpdate(update),
-    report: adminReporter(bot.api, s),
-    ...options,
-  });
+export function webhookInbox(bot: CardsBot, secretToken: string, options: Pick<InboxOptions, 'leaseMs' | 'sweepIntervalMs'> = {}): Webhook {
+  const inbox = botInbox(bot, options);
   return { handler: inboxWebhookRoute(inbox, secretToken), stop: () => inbox.stop() };
 }
 

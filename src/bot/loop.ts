@@ -1,5 +1,5 @@
-import type { Logger } from '../logger.js';
-import { errorSummary, loggableError } from '../log-safe.js';
+import type { Logger } from '../infra/logger.js';
+import { errorSummary, loggableError } from '../infra/log-safe.js';
 
 /** A background job of the bot (the outbox push, the deletion scheduler). */
 export interface Loop {

@@ -1,12 +1,14 @@
 import { sql, type Kysely } from 'kysely';
-import type { ChatLinkPort, UnlinkReason } from '../core/chat-links.js';
+import type { CardDataCipher, ChatLinkPort, UnlinkReason } from './card-service/from-core.js';
+import type { RemoteWatchTables } from '../remote/known-cards.js';
+import { type InboxTables, SEALED, sealContext } from './runtime/inbox.js';
 import { claimRows, unclaimedAt, type Claim, type Claimant, type Queue } from '../db/claims.js';
 import { compiledOnce } from '../db/compiled-query.js';
 import type { Db, Executor } from '../db/schema.js';
 
 /** The bot's own tables (migrations/20261122_02_bot.ts). The bot never touches the core's tables. */
 export type BotTables = {
-  bot_chat_links: { chat_id: number; user_id: string; token_hash: string; linked_at: string };
+  bot_chat_links: { chat_id: number; user_id: string; token_hash: string; linked_at: string; sealed_token: string | null };
   bot_kv: { key: string; value: string; updated_at: string };
   bot_pending_deletions: { chat_id: number; message_id: number; due_at: string } & Claimed;
   bot_deliveries: { seq: number; chat_id: number; delivered_at: string };
@@ -30,6 +32,11 @@ export interface ChatLink {
   chatId: number;
   userId: string;
   tokenHash: string;
+  /**
+   * Remote mode: the token itself, sealed with the card-data key and bound to the chat; written with the
+   * link, read only by the remote card service (never on the embedded update path).
+   */
+  sealedToken?: string;
 }
 
 const linkOfChat = compiledOnce(1, (ex, chatId: number) =>
@@ -96,12 +103,23 @@ export class ChatLinks {
 }
 
 export async function saveLink(db: BotDb, link: ChatLink, at: Date): Promise<void> {
-  const values = { chat_id: link.chatId, user_id: link.userId, token_hash: link.tokenHash, linked_at: at.toISOString() };
+  const values = {
+    chat_id: link.chatId,
+    user_id: link.userId,
+    token_hash: link.tokenHash,
+    linked_at: at.toISOString(),
+    sealed_token: link.sealedToken ?? null,
+  };
   await db
     .insertInto('bot_chat_links')
     .values(values)
     .onConflict((oc) =>
-      oc.column('chat_id').doUpdateSet({ user_id: values.user_id, token_hash: values.token_hash, linked_at: values.linked_at }),
+      oc.column('chat_id').doUpdateSet({
+        user_id: values.user_id,
+        token_hash: values.token_hash,
+        linked_at: values.linked_at,
+        sealed_token: values.sealed_token,
+      }),
     )
     .execute();
 }
@@ -199,6 +217,15 @@ export async function nextDeletionDue(db: BotDb, now: Date): Promise<Date | unde
     .limit(1)
     .executeTakeFirst();
   return row ? new Date(row.due_at) : undefined;
+}
+
+/** How many messages wait to be deleted, counted up to `max` (the metrics' look: cheap however many there are). */
+export async function countPendingDeletions(db: BotDb, max: number): Promise<number> {
+  const row = await db
+    .selectFrom((eb) => eb.selectFrom('bot_pending_deletions').select('due_at').limit(max).as('pending'))
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
 }
 
 export async function forgetDeletion(db: BotDb, chatId: number, messageId: number): Promise<void> {
@@ -313,4 +340,126 @@ export function claimNotices(db: BotDb, claimant: Claimant, limit = 50): Promise
 
 export async function forgetNotice(db: BotDb, notice: Notice): Promise<void> {
   await db.deleteFrom('bot_notices').where('chat_id', '=', notice.chatId).where('kind', '=', notice.kind).execute();
+}
+
+/** The token sealed in a chat's link made with `tokenHash` (remote mode); undefined when there is none. */
+export async function sealedTokenOf(db: BotDb, chatId: number, tokenHash: string): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('bot_chat_links')
+    .select('sealed_token')
+    .where('chat_id', '=', chatId)
+    .where('token_hash', '=', tokenHash)
+    .executeTakeFirst();
+  return row?.sealed_token ?? undefined;
+}
+
+/** Each chat link holding a sealed remote token, the oldest first: its chat, user and sealed token. */
+export async function sealedTokenLinks(db: BotDb): Promise<{ chatId: number; userId: string; sealed: string }[]> {
+  const rows = await db
+    .selectFrom('bot_chat_links')
+    .select(['chat_id', 'user_id', 'sealed_token'])
+    .where('sealed_token', 'is not', null)
+    .orderBy('linked_at')
+    .execute();
+  return rows.map((row) => ({ chatId: Number(row.chat_id), userId: row.user_id, sealed: row.sealed_token! }));
+}
+
+/** Ends every chat link of `userId`, each chat told once (`bot_notices`); returns the chats. */
+export async function endLinksOfUser(db: Db, userId: string, at: Date): Promise<number[]> {
+  return db.transaction().execute(async (trx) => {
+    const rows = await trx
+      .withTables<BotTables>()
+      .selectFrom('bot_chat_links')
+      .select('token_hash')
+      .where('user_id', '=', userId)
+      .execute();
+    return botChatLinks.endForTokens(trx, [...new Set(rows.map((r) => r.token_hash))], at.toISOString());
+  });
+}
+
+/** What a remote service's token, sealed in a chat's link, is bound to: that chat (a value moved to another chat does not open). */
+export const linkTokenContext = (chatId: number) => `bot_chat_links:${chatId}:token`;
+
+/**
+ * Re-seals what the bot keeps under the card-data key (remote tokens in chat links, stored updates holding a
+ * token) from `from`'s key to `to`'s, in the rotation's transaction (src/core/keys/card-data-keys.ts). Returns how many.
+ */
+export async function resealBotSecrets(
+  ex: Executor,
+  from: Pick<CardDataCipher, 'decrypt'>,
+  to: Pick<CardDataCipher, 'encrypt'>,
+): Promise<number> {
+  const db = ex.withTables<InboxTables>() as unknown as Kysely<InboxTables>;
+  const links = await db.selectFrom('bot_chat_links').select(['chat_id', 'sealed_token']).where('sealed_token', 'is not', null).execute();
+  for (const link of links) {
+    const context = linkTokenContext(Number(link.chat_id));
+    await db
+      .updateTable('bot_chat_links')
+      .set({ sealed_token: to.encrypt(from.decrypt(link.sealed_token!, context), context) })
+      .where('chat_id', '=', link.chat_id)
+      .execute();
+  }
+  const updates = await db.selectFrom('bot_updates').select(['update_id', 'payload']).where('payload', 'like', `${SEALED}%`).execute();
+  for (const update of updates) {
+    const context = sealContext(Number(update.update_id));
+    const plain = from.decrypt(update.payload.slice(SEALED.length), context);
+    await db
+      .updateTable('bot_updates')
+      .set({ payload: `${SEALED}${to.encrypt(plain, context)}` })
+      .where('update_id', '=', update.update_id)
+      .execute();
+  }
+  return links.length + updates.length;
+}
+
+/** What `/stats` counts where the card service is not ours (remote mode): what the bot itself sees. */
+export interface BotStats {
+  chats: number;
+  users: number;
+  knownCards: number;
+  watchedCards: number;
+  pushesToday: number;
+  deletionsPending: number;
+}
+
+export async function botStats(bot: BotDb, now: Date): Promise<BotStats> {
+  const day = now.toISOString().slice(0, 10);
+  const db = bot as unknown as Kysely<BotTables & RemoteWatchTables>;
+  const count = (row: { n: number | string | bigint } | undefined) => Number(row?.n ?? 0);
+  const [chats, users, knownCards, watchedCards, pushesToday, deletionsPending] = await Promise.all([
+    db
+      .selectFrom('bot_chat_links')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirst(),
+    db
+      .selectFrom('bot_chat_links')
+      .select((eb) => eb.fn.count<number>('user_id').distinct().as('n'))
+      .executeTakeFirst(),
+    db
+      .selectFrom('bot_remote_cards')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirst(),
+    db
+      .selectFrom('bot_remote_cards')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('watch_until', '>', now.toISOString())
+      .executeTakeFirst(),
+    db
+      .selectFrom('bot_deliveries')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('delivered_at', '>=', `${day}T00:00:00.000Z`)
+      .executeTakeFirst(),
+    db
+      .selectFrom('bot_pending_deletions')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirst(),
+  ]);
+  return {
+    chats: count(chats),
+    users: count(users),
+    knownCards: count(knownCards),
+    watchedCards: count(watchedCards),
+    pushesToday: count(pushesToday),
+    deletionsPending: count(deletionsPending),
+  };
 }

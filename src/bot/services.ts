@@ -1,15 +1,15 @@
 import type { I18n } from '@grammyjs/i18n';
 import type { Api } from 'grammy';
-import type { Clock } from '../core/clock.js';
-import type { Funding } from '../core/funding.js';
-import { isCardServiceError } from '../core/errors.js';
-import type { CardService } from '../core/service.js';
+import type { CardDataCipher, CardService, Clock, Funding } from './card-service/from-core.js';
+import { isCardServiceError } from './card-service/from-core.js';
+import type { CardServicePort } from './card-service/port.js';
 import type { Db } from '../db/schema.js';
-import type { Logger } from '../logger.js';
-import type { Redis } from '../redis.js';
+import type { Logger } from '../infra/logger.js';
+import type { Redis } from '../infra/redis.js';
 import type { BotContext } from './context.js';
-import type { AnsweredCallbacks } from './error-boundary.js';
-import { toRefusal, type Refusal } from './errors.js';
+import type { BotMetrics } from './metrics.js';
+import type { AnsweredCallbacks } from './runtime/error-boundary.js';
+import { toRefusal, type Refusal } from './ui/refusal-texts.js';
 import { scheduleDeletion, type BotDb, type ChatLinks } from './repository.js';
 
 export interface BotConfig {
@@ -36,26 +36,39 @@ export interface BotConfig {
   pollIntervalMs?: number;
   /** How long a polling process's lease lasts unrenewed (a second poller waits this long before it is refused). Default 30 s. */
   pollerLeaseMs?: number;
+  /** The inbox's chat leases and sweep (polling; webhook mode takes them from `startWebhookBot`'s options). */
+  inbox?: { leaseMs?: number; sweepIntervalMs?: number };
   /** How long a start waits for Telegram's first answer before logging that it is still trying. Default 10 s. */
   slowStartNoticeMs?: number;
 }
 
 export interface BotDeps {
-  core: CardService;
+  /** The embedded core, which the bot reaches through `embeddedCardService`; needed unless `cards` is given. */
+  core?: CardService;
+  /** The card service the bot stands in front of, when not the embedded core (remote mode). */
+  cards?: CardServicePort;
   db: Db;
   clock: Clock;
   logger: Logger;
   config: BotConfig;
   /** The process's Redis client (`REDIS_URL`): the per-user limit is counted there, one count for every process. */
   redis?: Redis;
+  /**
+   * Seals what the bot stores that holds a secret (an update holding an API token waits in the inbox
+   * sealed); without it, such updates are never stored and are handled at once, outside their chat's order.
+   */
+  cipher?: CardDataCipher;
   /** Deposit requests, payments and statistics (the composition root's); built over `db` when not given. */
   funding?: Funding;
+  /** The bot's metrics in the process's registry (`METRICS_PORT`); nothing is counted without them. */
+  metrics?: BotMetrics;
 }
 
-/** What features share: the deps, the bot's tables and the texts. Built once in `createBot`. */
-export interface Services extends Omit<BotDeps, 'db'> {
+/** What features share: the deps, the card service, the bot's tables and the texts. Built once in `createBot`. */
+export interface Services extends Omit<BotDeps, 'db' | 'core' | 'funding'> {
   db: BotDb;
-  funding: Funding;
+  /** The card service, reached only through its port (src/bot/card-service/). */
+  cards: CardServicePort;
   links: ChatLinks;
   i18n: I18n<BotContext>;
   /** Callback queries already answered (a second answer is refused by Telegram). */
@@ -64,9 +77,19 @@ export interface Services extends Omit<BotDeps, 'db'> {
   wakeDeletions(): void;
 }
 
+/**
+ * Deposit requests, payments and statistics: only our embedded service has them, and the features that
+ * use them are registered only then.
+ */
+export function fundingOf(s: Pick<Services, 'cards'>): Funding {
+  const { funding } = s.cards;
+  if (funding === undefined) throw new Error('this card service offers no funding');
+  return funding;
+}
+
 export type Outcome<T> = { ok: T } | { refused: Refusal };
 
-/** Runs a core call, turning a refusal into plain data (safe to keep in conversation state). */
+/** Runs a card-service call, turning a refusal into plain data (safe to keep in conversation state). */
 export async function attempt<T>(call: () => Promise<T>): Promise<Outcome<T>> {
   try {
     return { ok: await call() };

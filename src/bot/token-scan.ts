@@ -1,7 +1,7 @@
 import type { Update } from 'grammy/types';
 
 /**
- * Our API tokens are `vc_` and 43 base64url characters (src/core/secrets.ts). A longer run is taken
+ * Our API tokens are `vc_` and 43 base64url characters (src/core/keys/secrets.ts). A longer run is taken
  * as one too: it may hold a token glued to other text, and deleting too much is the safe mistake.
  */
 const TOKEN_RUN = /vc_[A-Za-z0-9_-]{43,}/;

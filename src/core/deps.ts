@@ -1,10 +1,10 @@
 import type { Db } from '../db/schema.js';
-import type { ChatLinkPort } from './chat-links.js';
-import type { CardDataCipher } from './secrets.js';
-import type { Clock } from './clock.js';
-import type { CommittedEvents } from './events.js';
-import type { OtpMailbox } from './mailbox.js';
-import type { CardProvider } from './provider.js';
+import type { ChatLinkPort } from './operations/chat-links.js';
+import type { CardDataCipher } from './keys/secrets.js';
+import type { Clock } from '../infra/clock.js';
+import type { CommittedEvents } from './operations/events.js';
+import type { OtpMailbox } from './provider/mailbox.js';
+import type { CardProvider } from './provider/provider.js';
 import type { CoreSettings } from './settings.js';
 
 /** Everything the core needs from outside, handed to it by the composition root. */

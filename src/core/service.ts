@@ -1,15 +1,15 @@
 import { sql, type Transaction } from 'kysely';
 import { compiledOnce } from '../db/compiled-query.js';
 import type { Database } from '../db/schema.js';
-import { createCardOperations } from './cards.js';
+import { createCardOperations } from './operations/cards.js';
 import type { CoreDeps } from './deps.js';
-import { CardServiceError } from './errors.js';
-import { createEventOutbox } from './events.js';
-import { createHistoryOperations } from './history.js';
-import { createMovementOperations } from './movements.js';
-import { inputGuards } from './schemas.js';
-import { hashToken } from './secrets.js';
-import { toBin, toPlan, type Bin, type Caller, type Health, type Plan } from './views.js';
+import { CardServiceError } from './rules/errors.js';
+import { createEventOutbox } from './operations/events.js';
+import { createHistoryOperations } from './operations/history.js';
+import { createMovementOperations } from './operations/movements.js';
+import { inputGuards } from './rules/schemas.js';
+import { hashToken } from './keys/secrets.js';
+import { toBin, toPlan, type Bin, type Caller, type Health, type Plan } from './operations/views.js';
 
 const callerByTokenHash = compiledOnce(1, (ex, tokenHash: string) =>
   ex

@@ -1,4 +1,5 @@
-import type { Cents } from './money.js';
+import type { Cents } from './ledger/money.js';
+import { PROVIDER_TIMEOUT_DEFAULT_MS } from './provider/provider-timeout.js';
 
 /** The rules' numbers. Defaults are the spec's (section 8); an operator may change them. */
 export interface CoreSettings {
@@ -13,6 +14,8 @@ export interface CoreSettings {
   pageSizeMax: number;
   /** How long an OTP code is kept anywhere (the OTP list, the outbox, stored replies). */
   otpRetentionSeconds: number;
+  /** How long a card-provider call may take before it is given up as failed (`withTimeout`). */
+  providerTimeoutMs: number;
 }
 
 export const defaultCoreSettings: CoreSettings = {
@@ -26,4 +29,5 @@ export const defaultCoreSettings: CoreSettings = {
   pageSizeDefault: 20,
   pageSizeMax: 100,
   otpRetentionSeconds: 86_400,
+  providerTimeoutMs: PROVIDER_TIMEOUT_DEFAULT_MS,
 };

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { PostgresAdapter, sql, type Kysely, type RawBuilder } from 'kysely';
-import type { Clock } from '../core/clock.js';
+import type { Clock } from '../infra/clock.js';
 
 /** How long a claim lasts unrenewed: rows held by a process that died are taken over this long after. */
 export const CLAIM_LEASE_MS = 30_000;

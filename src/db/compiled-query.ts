@@ -1,5 +1,5 @@
 import { CompiledQuery, sql, type Compilable, type QueryResult } from 'kysely';
-import { getOrCreate } from '../get-or-create.js';
+import { getOrCreate } from '../infra/get-or-create.js';
 import type { Executor } from './schema.js';
 
 /** Stands for the i-th argument while a query is compiled once. */

@@ -1,12 +1,12 @@
 import path from 'node:path';
-import BetterSqlite3 from 'better-sqlite3';
+import type BetterSqlite3 from 'better-sqlite3';
+import { Database as BetterSqlite3Database } from './better-sqlite3.js';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.js';
 import { readsDirectly } from './compiled-query.js';
-import { keepWal } from './wal.js';
-import { sqliteDialect, type GroupCommitOptions, type GroupCommitStats } from './sqlite-dialect.js';
-import { createPrivateFolder, reservePrivateFile, restrictToOwner } from '../private-files.js';
+import { keepWal, sqliteDialect, type GroupCommitOptions, type GroupCommitStats } from './sqlite/index.js';
+import { createPrivateFolder, reservePrivateFile, restrictToOwner } from '../infra/private-files.js';
 
 export type DatabaseTarget = { kind: 'sqlite'; file: string } | { kind: 'postgres'; url: string };
 
@@ -48,11 +48,11 @@ export function openSqlite(file: string): BetterSqlite3.Database {
     reservePrivateFile(file);
     restrictToOwner(file);
   }
-  const raw = new BetterSqlite3(file);
-  raw.pragma('journal_mode = WAL');
+  const raw = new BetterSqlite3Database(file);
+  raw.pragma('busy_timeout = 10000');
+  useWal(raw);
   raw.pragma('synchronous = FULL');
   raw.pragma('foreign_keys = ON');
-  raw.pragma('busy_timeout = 10000');
   // Deleted rows (purged OTP codes) are overwritten, not left in free pages for a copy of the file to find.
   raw.pragma('secure_delete = ON');
   raw.pragma('temp_store = MEMORY');
@@ -61,15 +61,34 @@ export function openSqlite(file: string): BetterSqlite3.Database {
   return raw;
 }
 
+/**
+ * Turns a file to WAL. On a new file several processes starting at once each read it, then each needs the
+ * write lock to change its journal: SQLite refuses all but one at once with SQLITE_BUSY, without waiting,
+ * since waiting could deadlock. The others try again (for up to the busy timeout) once the first is done.
+ */
+function useWal(raw: BetterSqlite3.Database): void {
+  const deadline = Date.now() + 10_000;
+  for (let pause = 5; ; pause = Math.min(pause * 2, 200)) {
+    try {
+      raw.pragma('journal_mode = WAL');
+      return;
+    } catch (error) {
+      if ((error as { code?: string }).code !== 'SQLITE_BUSY' || Date.now() > deadline) throw error;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, pause);
+    }
+  }
+}
+
 /** A second connection to a SQLite file opened by `openSqlite`, for reads only: in WAL mode it reads the last commit while writes go on. */
 export function openSqliteReader(file: string): BetterSqlite3.Database {
-  const raw = new BetterSqlite3(file, { fileMustExist: true });
+  const raw = new BetterSqlite3Database(file, { fileMustExist: true });
   raw.pragma('query_only = ON');
   raw.pragma('busy_timeout = 10000');
   return raw;
 }
 
-function isOnDisk(file: string): boolean {
+/** Whether a SQLite target is a file (not `:memory:` or a temporary database). */
+export function isOnDisk(file: string): boolean {
   return file !== ':memory:' && file !== '';
 }
 

@@ -1,5 +1,5 @@
-import { loadConfig } from '../config.js';
-import { loadDotEnv } from '../env.js';
+import { loadConfig } from '../app/config.js';
+import { loadDotEnv } from '../app/env.js';
 import { openDatabase } from './database.js';
 import { migrateToLatest } from './migrate.js';
 

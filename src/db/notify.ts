@@ -1,7 +1,7 @@
 import { PostgresAdapter, sql, type Kysely } from 'kysely';
 import pg from 'pg';
-import { loggableError } from '../log-safe.js';
-import type { Logger } from '../logger.js';
+import { loggableError } from '../infra/log-safe.js';
+import type { Logger } from '../infra/logger.js';
 
 /** The channel on which new core events are announced (`recordEvent`). */
 export const EVENTS_CHANNEL = 'card_events';

@@ -97,7 +97,8 @@ export interface CardsTable {
   plan_id: number;
   name: string;
   category: 'Wallet' | 'Online';
-  status: 'active' | 'frozen' | 'closed';
+  /** `processing` while the creation waits on the provider (migrations/20261126_01_holds_shown.ts): no card data yet. */
+  status: 'processing' | 'active' | 'frozen' | 'closed';
   currency: string;
   three_ds: number;
   masked_pan: string;
@@ -132,11 +133,12 @@ export interface CardTransactionsTable {
   user_id: string;
   /**
    * The line's place in its card's statement, 1, 2, … in the order written (never shown). Stamped on
-   * insert (src/core/card-records.ts; on Postgres by a trigger); migrations/20261124_04_card_positions.ts.
+   * insert (src/core/operations/card-records.ts; on Postgres by a trigger); migrations/20261124_04_card_positions.ts.
    */
   card_position: number;
   journal_id: number | null;
-  status: 'Approved' | 'Declined';
+  /** `Pending` while the withdrawal or closure it belongs to waits on the provider (its id is the operation's). */
+  status: 'Approved' | 'Declined' | 'Pending';
   side: 'Debit' | 'Credit';
   amount: number;
   currency: string;
@@ -191,7 +193,7 @@ export interface OutboxTable {
 }
 
 /**
- * An operation waiting on the card provider (src/core/pending-operations.ts): what it holds, until it is
+ * An operation waiting on the card provider (src/core/operations/pending-operations.ts): what it holds, until it is
  * settled and its row deleted.
  */
 export interface PendingOperationsTable {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { runAdmin } from '../../src/admin/run.js';
+import { adminCommands } from '../helpers/admin.js';
 import { createTestCore, newCustomer, type TestCore } from '../helpers/core.js';
 
 describe('admin command line: deposit requests', () => {
@@ -12,15 +12,7 @@ describe('admin command line: deposit requests', () => {
     await t.close();
   });
 
-  async function admin(...argv: string[]) {
-    const out: string[] = [];
-    const err: string[] = [];
-    const code = await runAdmin(argv, async () => ({ ...t, close: async () => {} }), {
-      out: (s) => out.push(s),
-      err: (s) => err.push(s),
-    });
-    return { code, out: out.join('\n'), err: err.join('\n'), json: () => JSON.parse(out.join('\n')) as Record<string, any> };
-  }
+  const admin = adminCommands(() => t);
 
   test('deposits list shows requests newest first, filtered by status, in text and JSON', async () => {
     const alice = await newCustomer(t, 0, 'Lister');
@@ -46,6 +38,38 @@ describe('admin command line: deposit requests', () => {
     assert.equal(bad.json().error, '--status must be pending, approved or rejected');
   });
 
+  test('invoices list shows each invoice with its charges, what is owed back, filtered by status, in text and JSON', async () => {
+    const carol = await newCustomer(t, 0, 'Payer');
+    const open = await t.funding.payments.openInvoice({ userId: carol.userId, chatId: 5101, amount: 2_000 });
+    t.clock.advance(1_000);
+    const paid = await t.funding.payments.openInvoice({ userId: carol.userId, chatId: 5101, amount: 5_000 });
+    const charge = (id: string) => ({
+      invoiceId: paid.id,
+      telegramChargeId: id,
+      providerChargeId: `prov-${id}`,
+      amount: 5_000,
+      currency: 'USD',
+    });
+    await t.funding.payments.credit(charge('tg-1'));
+    await t.funding.payments.credit(charge('tg-2'));
+    const listed = await admin('invoices', 'list', '--user', carol.userId);
+    assert.equal(listed.code, 0, listed.err);
+    const lines = listed.out.split('\n');
+    assert.match(lines[0]!, new RegExp(`^${paid.id}  credited  \\$50\\.00  user ${carol.userId}  chat 5101  opened `));
+    assert.match(lines[1]!, /^ {2}credited {2}50\.00 USD {2}telegram tg-1 {2}provider prov-tg-1 /);
+    assert.match(lines[2]!, /^ {2}OWED BACK {2}50\.00 USD {2}telegram tg-2 {2}provider prov-tg-2 /);
+    assert.match(lines[3]!, new RegExp(`^${open.id}  open  \\$20\\.00 `));
+    assert.match(listed.err, /1 payment\(s\) credited nothing and are owed back/);
+    const credited = (await admin('invoices', 'list', '--status', 'credited', '--user', carol.userId, '--json')).json();
+    assert.deepEqual(
+      credited.invoices.map((i: { id: string; amount: string; owedBack: number }) => [i.id, i.amount, i.owedBack]),
+      [[paid.id, '50.00', 1]],
+    );
+    const bad = await admin('invoices', 'list', '--status', 'lost', '--json');
+    assert.equal(bad.code, 1);
+    assert.equal(bad.json().error, '--status must be open, paid or credited');
+  });
+
   test('deposits approve credits the wallet once; a second approval is refused with the reason', async () => {
     const bob = await newCustomer(t, 1_000, 'Approvee');
     const { id } = await t.funding.deposits.request({ userId: bob.userId, amount: 5_000 });
@@ -65,8 +89,8 @@ describe('admin command line: deposit requests', () => {
     const carol = await newCustomer(t, 0, 'Rejectee');
     const { id } = await t.funding.deposits.request({ userId: carol.userId, amount: 5_000 });
     const noReason = await admin('deposits', 'reject', '--id', String(id));
-    assert.equal(noReason.code, 1);
-    assert.equal(noReason.err, 'Refused: --reason is required');
+    assert.equal(noReason.code, 2);
+    assert.match(noReason.err, /required option '--reason <TEXT>' not specified/);
     const rejected = await admin('deposits', 'reject', '--id', String(id), '--reason', 'Payment not received', '--json');
     assert.equal(rejected.code, 0);
     assert.equal(rejected.json().request.status, 'rejected');

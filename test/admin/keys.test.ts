@@ -1,15 +1,18 @@
+import type { Kysely } from 'kysely';
+import { type InboxTables, SEALED, sealContext } from '../../src/bot/runtime/inbox.js';
+import { botTables, linkTokenContext, saveLink } from '../../src/bot/repository.js';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, test, type TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { runAdmin } from '../../src/admin/run.js';
-import { startCore, type CoreRuntime } from '../../src/compose.js';
-import { reencryptCardData } from '../../src/core/card-data-keys.js';
-import { CardDataKeyError, cardDataKeyFingerprint, createCardDataCipher } from '../../src/core/secrets.js';
+import { startCore, type CoreRuntime } from '../../src/app/compose.js';
+import { reencryptCardData } from '../../src/core/keys/card-data-keys.js';
+import { CardDataKeyError, cardDataKeyFingerprint, createCardDataCipher } from '../../src/core/keys/secrets.js';
 import { dialects, freshPostgresSchema, whileNoSchemaIsDropped, type Dialect } from '../core/dialects.js';
 import { newCard, newCustomer, type Customer } from '../helpers/core.js';
 import { sealedOld } from '../helpers/sealed-values.js';
@@ -186,6 +189,121 @@ for (const dialect of dialects()) {
       assert.match(refused.stderr, /restore the key file from your backup; do not generate a new one/);
     });
 
+    test('rotation re-seals what the bot keeps under the key: remote tokens in chat links, stored updates holding a token', async (ctx) => {
+      const p = await place(ctx, dialect);
+      await using(p, async (t) => {
+        // The key file is made on the first open.
+        const old = createCardDataCipher(readKey(p.keyFile));
+        await saveLink(
+          botTables(t.database.db),
+          { chatId: 4242, userId: 'remote:x', tokenHash: 'h', sealedToken: old.encrypt('their-token', linkTokenContext(4242)) },
+          new Date(),
+        );
+        await (t.database.db as unknown as Kysely<InboxTables>)
+          .insertInto('bot_updates')
+          .values({
+            update_id: 777,
+            chat_key: 'chat:4242',
+            payload: `${SEALED}${old.encrypt('{"update_id":777}', sealContext(777))}`,
+            received_at: new Date().toISOString(),
+            handled_at: null,
+          })
+          .execute();
+      });
+      const next = newKeyFile(p);
+      const rotated = await admin(p, 'keys', 'rotate', '--new-key-file', next.file);
+      assert.equal(rotated.code, 0, rotated.err);
+      const fresh = createCardDataCipher(next.key);
+      await using(p, async (t) => {
+        const link = await (t.database.db as unknown as Kysely<InboxTables>)
+          .selectFrom('bot_chat_links')
+          .select('sealed_token')
+          .where('chat_id', '=', 4242)
+          .executeTakeFirstOrThrow();
+        assert.equal(fresh.decrypt(link.sealed_token!, linkTokenContext(4242)), 'their-token');
+        const update = await (t.database.db as unknown as Kysely<InboxTables>)
+          .selectFrom('bot_updates')
+          .select('payload')
+          .where('update_id', '=', 777)
+          .executeTakeFirstOrThrow();
+        assert.equal(fresh.decrypt(update.payload.slice(SEALED.length), sealContext(777)), '{"update_id":777}');
+      });
+    });
+
+    test('keys rotate prints where the retired key is kept', async (ctx) => {
+      const p = await place(ctx, dialect);
+      await threeCards(p);
+      const oldKey = readKey(p.keyFile);
+      const rotated = await cli(p, 'keys', 'rotate', '--new-key-file', newKeyFile(p).file);
+      assert.equal(rotated.code, 0, rotated.stderr);
+      const kept = `${p.keyFile}.old-${cardDataKeyFingerprint(oldKey)}`;
+      assert.ok(rotated.stdout.includes(`The retired key ${cardDataKeyFingerprint(oldKey)} is kept in ${kept}`), rotated.stdout);
+      assert.deepEqual(readKey(kept), oldKey);
+    });
+
+    test('keys rotate --no-keep-retired deletes the retired key once every card is re-sealed', async (ctx) => {
+      const p = await place(ctx, dialect);
+      const { alice, cards } = await threeCards(p);
+      const oldKey = readKey(p.keyFile);
+      const next = newKeyFile(p);
+      const rotated = await cli(p, 'keys', 'rotate', '--new-key-file', next.file, '--no-keep-retired', '--json');
+      assert.equal(rotated.code, 0, rotated.stdout + rotated.stderr);
+      const answer = JSON.parse(rotated.stdout) as Record<string, unknown>;
+      const retired = `${p.keyFile}.old-${cardDataKeyFingerprint(oldKey)}`;
+      assert.deepEqual(
+        { file: answer.retiredKeyFile, kept: answer.retiredKeyKept, cards: answer.cards },
+        { file: retired, kept: false, cards: 3 },
+      );
+      assert.equal(existsSync(retired), false, 'the retired key is gone');
+      assert.deepEqual(readKey(p.keyFile), next.key);
+      await using(p, async (t) => {
+        for (const card of cards) assert.equal((await t.core.getSensitiveDetails(alice.caller, card.id)).pan, card.pan);
+      });
+    });
+
+    test('keys rotate --no-keep-retired that fails keeps the retired key and the old key in force', async (ctx) => {
+      const p = await place(ctx, dialect);
+      const { cards } = await threeCards(p);
+      const oldKey = readKey(p.keyFile);
+      await using(p, (t) => t.database.db.updateTable('cards').set({ pan_encrypted: 'garbled' }).where('id', '=', cards[2]!.id).execute());
+      const rotated = await cli(p, 'keys', 'rotate', '--new-key-file', newKeyFile(p).file, '--no-keep-retired');
+      assert.notEqual(rotated.code, 0);
+      assert.deepEqual(readKey(p.keyFile), oldKey);
+      assert.deepEqual(readKey(`${p.keyFile}.old-${cardDataKeyFingerprint(oldKey)}`), oldKey, 'kept: the rotation did not finish');
+    });
+
+    test('once a rotation has re-sealed them, v1 and v2 values are refused: by reads, and by the next rotation', async (ctx) => {
+      const p = await place(ctx, dialect);
+      const { alice, cards } = await threeCards(p);
+      const next = newKeyFile(p);
+      assert.equal((await admin(p, 'keys', 'rotate', '--new-key-file', next.file)).code, 0);
+      // Something other than the service writes values in the older formats, under the right key.
+      const [v1Card, v2Card] = cards as [(typeof cards)[0], (typeof cards)[0]];
+      await using(p, async (t) => {
+        for (const [version, card] of [
+          ['v1', v1Card],
+          ['v2', v2Card],
+        ] as const) {
+          await t.database.db
+            .updateTable('cards')
+            .set({ pan_encrypted: sealedOld(version, next.key, card.pan, `${card.id}:pan`) })
+            .where('id', '=', card.id)
+            .execute();
+        }
+      });
+      await using(p, async (t) => {
+        for (const [version, card] of [
+          ['v1', v1Card],
+          ['v2', v2Card],
+        ] as const) {
+          await assert.rejects(t.core.getSensitiveDetails(alice.caller, card.id), new RegExp(`sealed in the ${version} format is refused`));
+        }
+      });
+      const again = newKeyFile(p, 'again.key');
+      await assert.rejects(admin(p, 'keys', 'rotate', '--new-key-file', again.file), /sealed in the v1 format is refused/);
+      assert.deepEqual(readKey(p.keyFile), next.key, 'the refused rotation changed nothing');
+    });
+
     test('a new key file that is missing, open to others, not a key, or the current key is refused, changing nothing', async (ctx) => {
       const p = await place(ctx, dialect);
       await threeCards(p);
@@ -235,7 +353,12 @@ for (const dialect of dialects()) {
       // The crash: the new key staged, the database committed, the key file not yet swapped.
       writeFileSync(`${p.keyFile}.next`, keyText(next), { mode: 0o600 });
       await using(p, (t) =>
-        reencryptCardData(t.database.db, createCardDataCipher(oldKey), createCardDataCipher(next), t.clock.now().toISOString()),
+        reencryptCardData(
+          t.database.db,
+          createCardDataCipher(oldKey, { readsOlderFormats: true }),
+          createCardDataCipher(next),
+          t.clock.now().toISOString(),
+        ),
       );
       assert.deepEqual(readKey(p.keyFile), oldKey);
 
@@ -260,3 +383,29 @@ for (const dialect of dialects()) {
     });
   });
 }
+
+describe('backup --to', () => {
+  test('refuses a target in the folder of the card-data key, through a symbolic link too, and writes nothing there', async (ctx) => {
+    const p = await place(ctx, 'sqlite');
+    await threeCards(p);
+    const keyFolder = path.dirname(p.keyFile);
+    mkdirSync(path.join(keyFolder, 'sub'));
+    symlinkSync(keyFolder, path.join(p.dir, 'link'));
+    for (const target of [
+      path.join(keyFolder, 'copy.db'),
+      path.join(keyFolder, 'sub', 'copy.db'),
+      path.join(p.dir, 'link', 'copy.db'),
+      path.join(p.dir, 'link', 'new-folder', 'copy.db'),
+    ]) {
+      const refused = await admin(p, 'backup', '--to', target);
+      assert.equal(refused.code, 1, target);
+      assert.match(String(refused.json.error), /is in .*, the card-data key's folder/, target);
+      assert.equal(existsSync(target), false, target);
+    }
+    mkdirSync(path.join(p.dir, 'backups'));
+    const target = path.join(p.dir, 'backups', 'copy.db');
+    const done = await admin(p, 'backup', '--to', target);
+    assert.equal(done.code, 0, done.err);
+    assert.ok(statSync(target).size > 0);
+  });
+});

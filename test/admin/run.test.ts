@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { runAdmin } from '../../src/admin/run.js';
+import { adminCommands } from '../helpers/admin.js';
 import { createTestCore, newCard, newCustomer, type TestCore } from '../helpers/core.js';
 
 describe('admin command line', () => {
@@ -15,16 +16,7 @@ describe('admin command line', () => {
     await t.close();
   });
 
-  /** Runs a command against the shared test core; the runner's close is kept from closing it. */
-  async function admin(...argv: string[]) {
-    const out: string[] = [];
-    const err: string[] = [];
-    const code = await runAdmin(argv, async () => ({ ...t, close: async () => {} }), {
-      out: (s) => out.push(s),
-      err: (s) => err.push(s),
-    });
-    return { code, out: out.join('\n'), err: err.join('\n'), json: () => JSON.parse(out.join('\n')) as Record<string, any> };
-  }
+  const admin = adminCommands(() => t);
 
   test('users create prints a token once that authenticates, with the deposit in the wallet', async () => {
     const result = await admin('users', 'create', '--name', 'Carol', '--deposit', '125.50', '--json');
@@ -83,7 +75,7 @@ describe('admin command line', () => {
     assert.match(usage.json().usage, /users create/);
     const unknown = await admin('frobnicate', '--json');
     assert.equal(unknown.code, 2);
-    assert.equal(unknown.json().error, 'Unknown command');
+    assert.equal(unknown.json().error, "unknown command 'frobnicate'");
   });
 
   test('a bad amount is refused with exit code 1 and changes nothing', async () => {
@@ -98,9 +90,91 @@ describe('admin command line', () => {
 
   test('an unknown command or option is a usage error with exit code 2', async () => {
     assert.equal((await admin('frobnicate')).code, 2);
-    const result = await admin('users', 'create', '--nme', 'x');
+    const result = await admin('users', 'create', '--name', 'x', '--nme', 'y');
     assert.equal(result.code, 2);
-    assert.match(result.err, /Usage: npm run admin -- users create/);
+    assert.match(result.err, /unknown option '--nme'/);
+    assert.match(result.err, /Usage: cards-admin users create --name NAME \[--deposit AMOUNT\]/);
+  });
+
+  test('help and the version are answers on standard output with exit code 0; each command has its own help', async () => {
+    for (const argv of [['--help'], ['-h'], ['help']]) {
+      const help = await admin(...argv);
+      assert.equal(help.code, 0, argv.join(' '));
+      assert.match(help.out, /^Usage: cards-admin \[options\] \[command\]/);
+      assert.match(help.out, /users +users commands/);
+      assert.equal(help.err, '');
+    }
+    const version = await admin('--version');
+    assert.deepEqual([version.code, version.out], [0, '0.1.0']);
+    const own = await admin('users', 'create', '--help');
+    assert.equal(own.code, 0);
+    assert.match(own.out, /^Usage: cards-admin users create \[options\]\n\nCreate a user with a wallet/);
+    assert.match(own.out, /--name <NAME>/);
+    assert.doesNotMatch(own.out, /simulate/, 'only this command, not all of them');
+    const group = await admin('simulate', '--help');
+    assert.match(group.out, /otp-email \[options\] +Sandbox: an OTP e-mail lands in the mailbox/);
+  });
+
+  test('a mistyped command is answered with what was meant; a missing option or argument is a usage error (2)', async () => {
+    const typo = await admin('users', 'creat', '--name', 'x');
+    assert.equal(typo.code, 2);
+    assert.match(typo.err, /unknown command 'creat'\n\(Did you mean create\?\)/);
+    const group = await admin('usrs', 'list');
+    assert.match(group.err, /Did you mean users\?/);
+    const missing = await admin('wallet', 'deposit', '--user', 'u1');
+    assert.equal(missing.code, 2);
+    assert.match(missing.err, /required option '--amount <AMOUNT>' not specified/);
+    const bare = await admin('bins', 'enable');
+    assert.equal(bare.code, 2);
+    assert.match(bare.err, /missing required argument 'BIN_ID'/);
+    const nothing = await admin();
+    assert.equal(nothing.code, 2);
+    assert.match(nothing.err, /^Usage: cards-admin/);
+  });
+
+  test('in remote mode the commands about users, cards and money refuse (2) and say what is left', async () => {
+    const out: string[] = [];
+    const err: string[] = [];
+    const io = { out: (s: string) => out.push(s), err: (s: string) => err.push(s) };
+    const open = async () => ({ ...t, close: async () => {} });
+    assert.equal(await runAdmin(['users', 'create', '--name', 'X'], open, io, { remote: true }), 2);
+    assert.match(err.join('\n'), /users create works on the embedded core only: CARD_SERVICE_URL is set/);
+    assert.match(err.join('\n'), /links list, links remove, keys status/);
+    assert.equal(await runAdmin(['links', 'list', '--json'], open, io, { remote: true }), 0);
+    assert.equal(JSON.parse(out.at(-1)!).ok, true);
+  });
+
+  test('a negative chat id is taken as the option value it is (group chats)', async () => {
+    // Read as the chat's id (not as an unknown option): the chat is looked up, and is not linked.
+    const removed = await admin('links', 'remove', '--chat', '-1001234567890', '--json');
+    assert.deepEqual([removed.code, removed.json()], [1, { ok: false, error: 'Chat -1001234567890 is not linked' }]);
+  });
+
+  test('bins add refuses what cardholders would then see: an unknown network, currency or country, a BIN listed already', async () => {
+    const add = (...extra: string[]) => admin('bins', 'add', '--bin', '777001', ...extra, '--json');
+    const refusals: [string[], string][] = [
+      [['--network', 'mastercard'], 'The network must be one of visa, master (did you mean master?)'],
+      [['--network', 'amexx'], 'The network must be one of visa, master'],
+      [['--network', 'visa', '--currency', 'XYZ'], 'XYZ is not an ISO 4217 currency code'],
+      [['--network', 'visa', '--country', 'ZZ'], 'ZZ is not an ISO 3166-1 alpha-2 country code'],
+      [['--network', 'visa', '--country', 'USA'], 'USA is not an ISO 3166-1 alpha-2 country code'],
+    ];
+    for (const [extra, error] of refusals) {
+      const refused = await add(...extra);
+      assert.deepEqual([refused.code, refused.json()], [1, { ok: false, error }], extra.join(' '));
+    }
+    assert.ok(!(await t.admin.listBins()).some((b) => b.bin === '777001'), 'nothing was added');
+    const added = await add('--network', 'Master', '--currency', 'eur', '--country', 'de');
+    assert.equal(added.code, 0, added.out);
+    assert.deepEqual(
+      (({ network, currency, country }) => ({ network, currency, country }))(added.json().bin),
+      { network: 'master', currency: 'EUR', country: 'DE' },
+      'stored in their canonical case',
+    );
+    const again = await add('--network', 'visa');
+    assert.equal(again.code, 1);
+    assert.match(again.json().error, /^BIN 777001 is listed already \(/);
+    assert.equal((await t.admin.listBins()).filter((b) => b.bin === '777001').length, 1);
   });
 
   test('bins disable hides a BIN from the list and from card creation; bins enable brings it back', async () => {
@@ -266,4 +340,47 @@ test('backup writes a consistent copy of a SQLite file database', async () => {
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+describe('admin command line: BIN and plan pairs no card can be created from', () => {
+  let t: TestCore;
+  before(async () => {
+    t = await createTestCore();
+  });
+  after(async () => {
+    await t.close();
+  });
+
+  const admin = adminCommands(() => t);
+
+  test("bins add warns of each active plan whose limit is below the BIN's initial balance, and still adds it", async () => {
+    const human = await admin('bins', 'add', '--bin', '400100', '--network', 'visa', '--initial-balance', '2000');
+    assert.equal(human.code, 0);
+    assert.match(human.out, /BIN 400100 added/);
+    assert.equal(human.err.split('\n').length, 1, human.err);
+    assert.match(human.err, /^Warning: BIN 400100 starts a card with \$2000\.00, above the limit of plan \d+ \(Basic, \$1000\.00\)/);
+    const json = await admin('bins', 'add', '--bin', '400101', '--network', 'visa', '--initial-balance', '6000', '--json');
+    assert.equal(json.code, 0);
+    assert.equal(json.json().ok, true);
+    assert.equal(json.json().warnings.length, 2, 'Basic and Standard');
+    assert.ok((await t.core.listBins()).some((b) => b.bin === '400101'));
+    const fits = await admin('bins', 'add', '--bin', '400102', '--network', 'visa', '--initial-balance', '1000', '--json');
+    assert.deepEqual(fits.json().warnings, []);
+    assert.equal(fits.err, '');
+  });
+
+  test("plans add warns of each enabled BIN whose initial balance is above the new plan's limit, and still adds it", async () => {
+    const json = await admin('plans', 'add', '--name', 'Tiny', '--limit', '4', '--fee', '1', '--json');
+    assert.equal(json.code, 0);
+    const { plan, warnings } = json.json();
+    assert.ok((await t.core.listPlans()).some((p) => p.id === plan.id));
+    const promo = (await t.core.listBins()).filter((b) => b.initialBalance > 400);
+    assert.ok(promo.length > 0);
+    assert.equal(warnings.length, promo.length);
+    assert.match(warnings.join('\n'), /Plan \d+ \(Tiny\) has a limit of \$4\.00, below the initial balance of BIN 414720 \(.+, \$5\.00\)/);
+    assert.match(json.err, /^Warning: Plan \d+ \(Tiny\)/);
+    const roomy = await admin('plans', 'add', '--name', 'Roomy', '--limit', '100000', '--fee', '1');
+    assert.equal(roomy.code, 0);
+    assert.equal(roomy.err, '');
+  });
 });

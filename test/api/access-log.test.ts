@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { createHttpServer } from '../../src/api/server.js';
-import { createLogger } from '../../src/logger.js';
+import { createLogger } from '../../src/infra/logger.js';
 import { createTestCore, newCustomer } from '../helpers/core.js';
 
 type Line = {

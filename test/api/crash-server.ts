@@ -3,9 +3,9 @@
 // on stdout, so that the parent can kill the process (SIGKILL) while the request is in flight.
 import type { AddressInfo } from 'node:net';
 import { createHttpServer } from '../../src/api/server.js';
-import { startCore } from '../../src/compose.js';
-import { FakeClock } from '../../src/core/clock.js';
-import { createLogger } from '../../src/logger.js';
+import { startCore } from '../../src/app/compose.js';
+import { FakeClock } from '../../src/infra/clock.js';
+import { createLogger } from '../../src/infra/logger.js';
 import { TEST_CARD_DATA_KEY } from '../helpers/core.js';
 
 const [file, at] = process.argv.slice(2) as [string, string];

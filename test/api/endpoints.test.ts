@@ -393,5 +393,13 @@ describe('the extensions outside the spec', () => {
     assert.equal(r.body.paths['/api/v1/cards/{id}/freeze'].patch.requestBody.required, false, 'endpoints without a body take none');
     const limit = r.body.paths['/api/v1/cards/transactions'].get.parameters.find((p: { name: string }) => p.name === 'limit');
     assert.match(limit.description, /1 to 100; default 20/);
+    assert.deepEqual(limit.schema, { type: 'integer', minimum: 1, maximum: 100 });
+    const page = r.body.paths['/api/v1/cards/transactions'].get.parameters.find((p: { name: string }) => p.name === 'page');
+    assert.equal(page.description, 'Page number, 1 to 1000000; default 1');
+    assert.deepEqual(page.schema, { type: 'integer', minimum: 1, maximum: 1000000 });
+    const key = topup.parameters.find((p: { name: string }) => p.name === 'Idempotency-Key');
+    assert.deepEqual(key.schema, { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]{1,255}$' });
+    assert.match(key.description, /^Extension\. 1 to 255 visible ASCII characters, per user\. /);
+    assert.equal(schema.properties.amount.description, 'USD, at most 2 decimal places (a third decimal is refused however small)');
   });
 });

@@ -170,6 +170,30 @@ describe('refusals of section 7 with their statuses', () => {
     );
   });
 
+  test("422 when the BIN's initial balance exceeds the plan's limit, before the provider issues a card; documented", async () => {
+    const { plan } = await catalogue(api.t);
+    const bin = await api.t.admin.addBin({
+      bin: '400002',
+      network: 'visa',
+      threeDS: true,
+      wallet: false,
+      currency: 'USD',
+      country: 'US',
+      initialBalance: 150_000,
+    });
+    const issued = api.t.provider.calls.filter((c) => c.operation === 'issue').length;
+    assertFailure(
+      await call('POST', '/api/v1/cards', { bin_id: bin.id, name: 'x', planId: plan.id }),
+      422,
+      'Initial balance of this BIN exceeds the plan limit. Initial balance: 1500.00, Limit: 1000.00',
+    );
+    assert.equal(api.t.provider.calls.filter((c) => c.operation === 'issue').length, issued);
+    const doc = (await api.call('GET', '/api/v1/openapi.json')).body;
+    const create = doc.paths['/api/v1/cards'].post;
+    assert.ok(create.responses['422']);
+    assert.match(create.description, /Initial balance of this BIN exceeds the plan limit/);
+  });
+
   test('top-up: 422 card limit, 422 wallet too low, 429 cooldown with Retry-After, then allowed again', async () => {
     const card = await newCard(api.t, alice);
     const path = `/api/v1/cards/${card.id}/topup`;

@@ -178,6 +178,23 @@ describe('Idempotency-Key', () => {
     assert.equal(bad.body.error[0].path[0], 'Idempotency-Key');
   });
 
+  test('a key is 1 to 255 visible ASCII characters; anything else is refused with the same item, before any effect', async () => {
+    const item = {
+      code: 'invalid_format',
+      message: 'Idempotency-Key must be 1 to 255 visible ASCII characters',
+      path: ['Idempotency-Key'],
+    };
+    for (const k of ['', 'k'.repeat(256), 'two words', 'tab\tbed', 'clé']) {
+      const r = await topup(k);
+      assert.equal(r.status, 400, JSON.stringify(k));
+      assert.deepEqual(r.body.error, [item], JSON.stringify(k));
+    }
+    assert.equal(await topupCount(), 0);
+    // One card each: a top-up starts the card's cooldown.
+    for (const k of ['!', '~', 'k'.repeat(255), `${key()}:"{\\}"`])
+      assertSuccess(await topup(k, 10, alice.token, (await newCard(api.t, alice)).id));
+  });
+
   test('POST without a body (OTP request) is idempotent too, its errors still in `error`', async () => {
     const k = key();
     await api.t.admin.simulateOtpEmail(cardId);

@@ -1,18 +1,32 @@
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
+import { type TestContext, test } from 'node:test';
+import type { FastifyInstance } from 'fastify';
 import { startHttpApi } from '../../src/api/start.js';
-import { loadConfig } from '../../src/config.js';
-import { createLogger } from '../../src/logger.js';
+import { loadConfig } from '../../src/app/config.js';
+import type { CoreRuntime } from '../../src/app/compose.js';
+import { createLogger, type Logger } from '../../src/infra/logger.js';
+import { metricsRegistry, serveMetrics } from '../../src/infra/metrics.js';
 import { createTestCore } from '../helpers/core.js';
 
 // Extension: Prometheus metrics on a listener of their own (METRICS_HOST:METRICS_PORT), never beside the API.
+// (test/metrics-process.test.ts runs the whole process with METRICS_PORT: the bot, the API, or both.)
 
-test('with METRICS_PORT unset there is no /metrics anywhere', async (t) => {
+/** The API collecting into the process's registry, and that registry served on its own listener, as src/app/run.ts does. */
+async function apiWithMetrics(t: TestContext, runtime: CoreRuntime, logger: Logger, mount?: (app: FastifyInstance) => void) {
+  const registry = metricsRegistry();
+  const config = loadConfig({ HTTP_PORT: '0' });
+  const api = await startHttpApi(runtime, config, logger, mount, undefined, undefined, undefined, registry);
+  t.after(() => api.close());
+  const metrics = await serveMetrics(registry, '127.0.0.1', 0, logger);
+  t.after(() => metrics.close());
+  return { url: api.url, metricsUrl: metrics.url };
+}
+
+test('without a metrics registry the API port serves no /metrics', async (t) => {
   const runtime = await createTestCore();
   t.after(() => runtime.close());
   const api = await startHttpApi(runtime, loadConfig({ HTTP_PORT: '0' }), createLogger('silent'));
   t.after(() => api.close());
-  assert.equal(api.metricsUrl, undefined);
   const r = await fetch(`${api.url}/metrics`);
   assert.equal(r.status, 404);
   assert.equal(((await r.json()) as { message: string }).message, 'Route not found');
@@ -21,24 +35,23 @@ test('with METRICS_PORT unset there is no /metrics anywhere', async (t) => {
 test('/metrics is served on its own listener with per-route durations; the API port does not serve it', async (t) => {
   const runtime = await createTestCore();
   t.after(() => runtime.close());
-  const api = await startHttpApi(runtime, loadConfig({ HTTP_PORT: '0', METRICS_PORT: '0' }), createLogger('silent'));
-  t.after(() => api.close());
-  assert.match(api.metricsUrl ?? '', /^http:\/\/127\.0\.0\.1:\d+\/metrics$/);
-  assert.notEqual(new URL(api.metricsUrl!).port, new URL(api.url).port);
+  const api = await apiWithMetrics(t, runtime, createLogger('silent'));
+  assert.match(api.metricsUrl, /^http:\/\/127\.0\.0\.1:\d+\/metrics$/);
+  assert.notEqual(new URL(api.metricsUrl).port, new URL(api.url).port);
 
   await fetch(`${api.url}/livez`);
   await fetch(`${api.url}/api/v1/no-such-route`);
   await fetch(`${api.url}/api/v1/cards/%zz`);
   assert.equal((await fetch(`${api.url}/metrics`)).status, 404);
 
-  const r = await fetch(api.metricsUrl!);
+  const r = await fetch(api.metricsUrl);
   assert.equal(r.status, 200);
   assert.match(r.headers.get('content-type') ?? '', /text\/plain/);
   const text = await r.text();
   assert.match(text, /http_request_duration_seconds_count\{method="GET",route="\/livez",status_code="200"\} 1/);
   assert.match(text, /http_request_duration_seconds_count\{method="GET",route="unmatched",status_code="404"\} 2/);
   assert.match(text, /http_request_duration_seconds_count\{method="GET",route="unmatched",status_code="400"\} 1/);
-  assert.equal((await fetch(api.metricsUrl!.replace('/metrics', '/other'))).status, 404);
+  assert.equal((await fetch(api.metricsUrl.replace('/metrics', '/other'))).status, 404);
 });
 
 test('a route mounted by another part (the webhook, its path a secret) is no metrics label and is not named in the log', async (t) => {
@@ -47,12 +60,11 @@ test('a route mounted by another part (the webhook, its path a secret) is no met
   const lines: string[] = [];
   const logger = createLogger('debug', { write: (line: string) => void lines.push(line) });
   const secretPath = '/telegram/webhook-s3cr3t-path';
-  const api = await startHttpApi(runtime, loadConfig({ HTTP_PORT: '0', METRICS_PORT: '0' }), logger, (app) => {
+  const api = await apiWithMetrics(t, runtime, logger, (app) => {
     app.post(secretPath, { config: { public: true }, schema: { hide: true } }, async () => {
       throw new Error('the bot failed');
     });
   });
-  t.after(() => api.close());
 
   const r = await fetch(api.url + secretPath, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
   assert.equal(r.status, 500);
@@ -61,6 +73,6 @@ test('a route mounted by another part (the webhook, its path a secret) is no met
     .find((l) => l.msg === 'Unexpected error while handling a request');
   assert.equal(fault?.err?.message, 'the bot failed');
   assert.ok(!lines.join('').includes('s3cr3t'), 'the webhook path reached the log');
-  const metrics = await (await fetch(api.metricsUrl!)).text();
+  const metrics = await (await fetch(api.metricsUrl)).text();
   assert.ok(!metrics.includes('s3cr3t'), 'the webhook path is a metrics label');
 });

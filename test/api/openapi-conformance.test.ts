@@ -1,6 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Ajv2020 } from 'ajv/dist/2020.js';
+import { IDEMPOTENCY_KEY_LENGTH, IDEMPOTENCY_KEY_PATTERN, IDEMPOTENCY_KEY_RULE } from '../../src/api/idempotency.js';
+import { AT_MOST_TWO_DECIMALS } from '../../src/core/ledger/money.js';
+import { PAGE_NUMBER, PAGE_SIZE_MIN } from '../../src/core/rules/schemas.js';
+import { defaultCoreSettings } from '../../src/core/settings.js';
 import { catalogue, newCard, newCustomer, type Customer } from '../helpers/core.js';
 import { startTestApi, type TestApi } from '../helpers/http.js';
 import { createConformance } from '../helpers/openapi-conformance.js';
@@ -11,7 +15,14 @@ import { createConformance } from '../helpers/openapi-conformance.js';
 type Doc = {
   paths: Record<
     string,
-    Record<string, { parameters?: { name: string; in: string; schema: object }[]; requestBody?: any; responses: Record<string, unknown> }>
+    Record<
+      string,
+      {
+        parameters?: { name: string; in: string; schema: object; description?: string }[];
+        requestBody?: any;
+        responses: Record<string, unknown>;
+      }
+    >
   >;
 };
 
@@ -38,37 +49,129 @@ describe('the OpenAPI document tells the truth', () => {
     );
   const param = (path: string, method: string, name: string) => doc.paths[path]![method]!.parameters!.find((p) => p.name === name)!;
 
-  test('amounts: no multipleOf (a standard validator refuses 19.4 by it); the 2 decimals are in the description', () => {
+  test('amounts: no multipleOf (a standard validator refuses 19.4 by it); the 2 decimals the server enforces are in the description', async () => {
+    const { id } = await newCard(api.t, alice);
     for (const path of ['/api/v1/cards/{id}/topup', '/api/v1/cards/{id}/topup/quote', '/api/v1/cards/{id}/withdraw']) {
       const schema = doc.paths[path]!.post!.requestBody.content['application/json'].schema;
       assert.equal(schema.properties.amount.multipleOf, undefined, path);
-      assert.match(schema.properties.amount.description, /at most 2 decimal places/);
+      assert.equal(schema.properties.amount.description, `USD, ${AT_MOST_TWO_DECIMALS} (a third decimal is refused however small)`);
       const validate = ajv.compile(schema);
       for (const amount of [19.4, 9.77, 11.11, 10.05, 5])
         assert.ok(validate({ amount }), `${path} ${amount}: ${JSON.stringify(validate.errors)}`);
+      // What JSON Schema cannot say on binary floats, the description does; the server refuses it in the same words.
+      const refused = await api.call('POST', path.replace('{id}', id), { token: alice.token, body: { amount: 10.001 } });
+      assert.equal(refused.status, 400, path);
+      assert.deepEqual(
+        refused.body.error.map((i: { message: string }) => i.message),
+        [`Amount must have ${AT_MOST_TWO_DECIMALS}`],
+      );
     }
+    // Every money field of every reply says so too.
+    const moneyFields = ['balance', 'wallet_balance', 'total_charged', 'platform_fee_amount', 'new_card_balance', 'amount_withdrawn'];
+    const described: string[] = [];
+    JSON.stringify(doc, (key, value) => {
+      if (moneyFields.includes(key) && value?.type === 'number') described.push(value.description);
+      return value;
+    });
+    assert.ok(described.length >= moneyFields.length);
+    for (const description of described) assert.equal(description, `USD, ${AT_MOST_TWO_DECIMALS}`);
   });
 
-  test('Idempotency-Key: documented with the pattern the server enforces (1 to 255 visible ASCII characters)', () => {
+  test("Idempotency-Key: the document's pattern and lengths are the server's own, and agree with it key by key", async () => {
     const posts = operations().filter((o) => o.method === 'post');
     assert.ok(posts.length >= 5);
     for (const { path } of posts) {
-      const validate = ajv.compile(param(path, 'post', 'Idempotency-Key').schema);
-      assert.ok(validate('order-42:retry#1'), path);
-      for (const bad of ['', 'with space', 'clé', 'x'.repeat(256)]) assert.ok(!validate(bad), `${path} accepts ${JSON.stringify(bad)}`);
+      assert.deepEqual(param(path, 'post', 'Idempotency-Key').schema, {
+        type: 'string',
+        minLength: IDEMPOTENCY_KEY_LENGTH.min,
+        maxLength: IDEMPOTENCY_KEY_LENGTH.max,
+        pattern: IDEMPOTENCY_KEY_PATTERN.source,
+      });
+    }
+    assert.match(
+      param(posts[0]!.path, 'post', 'Idempotency-Key').description ?? '',
+      new RegExp(`^Extension\\. ${IDEMPOTENCY_KEY_RULE}, per user\\.`),
+    );
+
+    // The same keys, put to the document (a standard validator) and to the server (the quote checks a key and keeps nothing).
+    const validate = ajv.compile(param('/api/v1/cards/{id}/topup/quote', 'post', 'Idempotency-Key').schema);
+    const { id } = await newCard(api.t, alice);
+    const visible = Array.from({ length: 0x7e - 0x21 + 1 }, (_, i) => String.fromCharCode(0x21 + i)).join('');
+    const accepted = ['a', 'order-42:retry#1', '!', '~', '"quoted"\\back{slash}', visible, 'x'.repeat(IDEMPOTENCY_KEY_LENGTH.max)];
+    const refused = ['', 'with space', 'tab\there', 'clé', 'ünïcode', 'x'.repeat(IDEMPOTENCY_KEY_LENGTH.max + 1), 'y'.repeat(1000)];
+    for (const [keys, expected] of [
+      [accepted, true],
+      [refused, false],
+    ] as const) {
+      for (const key of keys) {
+        const r = await api.call('POST', `/api/v1/cards/${id}/topup/quote`, {
+          token: alice.token,
+          body: { amount: 10 },
+          headers: { 'idempotency-key': key },
+        });
+        const label = JSON.stringify(key.length > 40 ? `${key.slice(0, 20)}…(${key.length})` : key);
+        if (expected) assert.equal(r.status, 200, `the server refuses ${label}: ${r.text}`);
+        else {
+          assert.equal(r.status, 400, `the server accepts ${label}`);
+          assert.deepEqual(r.body.error, [
+            { code: 'invalid_format', message: `Idempotency-Key must be ${IDEMPOTENCY_KEY_RULE}`, path: ['Idempotency-Key'] },
+          ]);
+        }
+        assert.equal(validate(key), expected, `the document ${expected ? 'refuses' : 'accepts'} ${label}`);
+      }
     }
   });
 
-  test('page and limit: documented as integers with their ranges, as query parameters are', () => {
-    const check = (name: string, good: string[], bad: string[]) => {
-      const schema = param('/api/v1/cards/transactions', 'get', name).schema as { type: string; minimum: number; maximum: number };
-      assert.equal(schema.type, 'integer');
-      const validate = coercing.compile(schema);
-      for (const v of good) assert.ok(validate(v), `${name}=${v}`);
-      for (const v of bad) assert.ok(!validate(v), `${name}=${v} documented as valid`);
+  /** The server's bounds for a query parameter, read from its refusals: the items' minimum and maximum. */
+  async function serverBounds(server: TestApi, name: string, token: string): Promise<{ min: number; max: number }> {
+    const items = async (value: string) => {
+      const r = await server.call('GET', `/api/v1/cards/transactions?${name}=${value}`, { token });
+      assert.equal(r.status, 400, `${name}=${value}: ${r.text}`);
+      return r.body.error as { code: string; minimum?: number; maximum?: number }[];
     };
-    check('page', ['1', '1000000'], ['0', '-1', '1000001', '1.5', 'abc']);
-    check('limit', ['1', '100'], ['0', '101', '2.5']);
+    const [small] = await items('0');
+    const [big] = await items('99999999999');
+    assert.equal(small?.code, 'too_small');
+    assert.equal(big?.code, 'too_big');
+    const bounds = { min: small!.minimum!, max: big!.maximum! };
+    // The bounds themselves are accepted, one beyond them refused.
+    for (const value of [bounds.min, bounds.max]) {
+      const r = await server.call('GET', `/api/v1/cards/transactions?${name}=${value}`, { token });
+      assert.equal(r.status, 200, `${name}=${value}: ${r.text}`);
+    }
+    await items(String(bounds.max + 1));
+    if (bounds.min > 0) await items(String(bounds.min - 1));
+    return bounds;
+  }
+
+  test("page and limit: documented as integers with the server's own bounds, as query parameters are", async () => {
+    const check = async (server: TestApi, served: Doc, name: string, token: string, expected: { min: number; max: number }) => {
+      const { schema } = served.paths['/api/v1/cards/transactions']!.get!.parameters!.find((p) => p.name === name)! as {
+        schema: { type: string; minimum: number; maximum: number };
+      };
+      assert.equal(schema.type, 'integer');
+      const bounds = await serverBounds(server, name, token);
+      assert.deepEqual({ min: schema.minimum, max: schema.maximum }, bounds, `${name}: the document's bounds are the server's`);
+      assert.deepEqual(bounds, expected, name);
+      const validate = coercing.compile(schema);
+      for (const v of [bounds.min, bounds.max]) assert.ok(validate(String(v)), `${name}=${v}`);
+      for (const v of [bounds.min - 1, bounds.max + 1, -1, 1.5, 'abc']) assert.ok(!validate(String(v)), `${name}=${v} documented as valid`);
+    };
+    await check(api, doc, 'page', alice.token, PAGE_NUMBER);
+    await check(api, doc, 'limit', alice.token, { min: PAGE_SIZE_MIN, max: defaultCoreSettings.pageSizeMax });
+
+    // An operator's page size: the document follows the setting the server enforces.
+    const other = await startTestApi({ settings: { pageSizeMax: 37, pageSizeDefault: 7 } });
+    try {
+      const carol = await newCustomer(other.t, 100, 'Carol');
+      const served = (await other.call('GET', '/api/v1/openapi.json')).body as Doc;
+      await check(other, served, 'limit', carol.token, { min: PAGE_SIZE_MIN, max: 37 });
+      await check(other, served, 'page', carol.token, PAGE_NUMBER);
+      const limit = served.paths['/api/v1/cards/transactions']!.get!.parameters!.find((p) => p.name === 'limit') as { description: string };
+      assert.equal(limit.description, 'Items per page, 1 to 37; default 7');
+    } finally {
+      await other.close();
+    }
   });
 
   test('every status the server may answer is documented: 413, 414, 415 and 429 too', () => {

@@ -4,14 +4,16 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, test, type TestContext } from 'node:test';
 import { startHttpApi, type RunningHttpApi } from '../../src/api/start.js';
-import { loadConfig } from '../../src/config.js';
-import { hashToken } from '../../src/core/secrets.js';
-import { createLogger, type Logger } from '../../src/logger.js';
-import type { Redis } from '../../src/redis.js';
+import { loadConfig } from '../../src/app/config.js';
+import { hashToken } from '../../src/core/keys/secrets.js';
+import { createLogger, type Logger } from '../../src/infra/logger.js';
+import { connectRedis, type Redis } from '../../src/infra/redis.js';
 import { freshPostgresSchema, whileNoSchemaIsDropped } from '../core/dialects.js';
 import { createTestCore, newCustomer, type TestCore } from '../helpers/core.js';
+import { startTestApi } from '../helpers/http.js';
 import { capturedLogger } from '../helpers/log.js';
 import { redisUnavailable, testRedis } from '../helpers/redis.js';
+import { redisProxy } from '../helpers/redis-proxy.js';
 
 // Several instances on one database (README: REDIS_URL): the API's limits are one count for all of them.
 
@@ -95,7 +97,7 @@ describe('with REDIS_URL, several instances hold the API limits together', { ski
     assert.deepEqual(keys, ['api:address:127.0.0.1', `api:token:${hashToken(alice.token)}`, `api:token:${hashToken(bob.token)}`].sort());
   });
 
-  test('failed authentications from one address split across two instances lock the address out on both, a valid token too', async (t) => {
+  test("failed authentications from one address split across two instances use up the address's on both; a valid token from it goes on", async (t) => {
     const [a, b] = await twoInstances(t, { API_AUTH_FAILURES_PER_ADDRESS: '3' });
     const alice = await newCustomer(a!.runtime);
     assert.equal((await b!.get('/api/v1/health', alice.token)).status, 200);
@@ -107,11 +109,40 @@ describe('with REDIS_URL, several instances hold the API limits together', { ski
       assert.equal((await instance!.get('/api/v1/wallet/balance', guess)).status, 401);
     }
     // The window is 15 minutes; the instance that saw one failure of three refuses as well as the other.
-    assert.ok((await assertTooMany(await b!.get('/api/v1/wallet/balance', alice.token), 900)) > 60);
-    await assertTooMany(await a!.get('/api/v1/wallet/balance', alice.token), 900);
-    await assertTooMany(await b!.get('/api/v1/wallet/balance', 'guess-4'), 900);
-    // Liveness checks read no token and go on.
-    assert.equal((await a!.get('/livez')).status, 200);
+    assert.ok((await assertTooMany(await b!.get('/api/v1/wallet/balance', 'guess-4'), 900)) > 60);
+    await assertTooMany(await a!.get('/api/v1/wallet/balance'), 900);
+    // Someone else behind the same address (one NAT, one proxy) is not locked out by them.
+    assert.equal((await b!.get('/api/v1/wallet/balance', alice.token)).status, 200);
+    assert.equal((await a!.get('/api/v1/wallet/balance', alice.token)).status, 200);
+  });
+
+  test('an authenticated request checks its limits in one round trip; a hung Redis costs one request one timeout, the next none', async (t) => {
+    const keys = testRedis();
+    t.after(() => keys.cleanUp());
+    const proxy = await redisProxy();
+    t.after(() => proxy.close());
+    const client = await connectRedis(proxy.url, { keyPrefix: keys.prefix, commandTimeoutMs: 1000 }); // long enough that only a hung Redis misses it on a busy machine
+    t.after(() => client.disconnect());
+    const api = await startTestApi({
+      server: { limits: { perTokenPerMinute: 3, perAddressPerMinute: 1000, authFailuresPerAddress: 1000 }, redis: client },
+    });
+    t.after(() => api.close());
+    const alice = await newCustomer(api.t);
+    const health = () => api.call('GET', '/api/v1/health', { token: alice.token });
+
+    assert.equal((await health()).status, 200);
+    assert.equal(proxy.scripts(), 1, 'address, token and failed authentications counted in one script');
+    assert.equal(Number(await client.get(`api:token:${hashToken(alice.token)}`)), 1);
+
+    proxy.hang();
+    assert.equal((await health()).status, 200, 'given up on after one timeout');
+    assert.equal(proxy.scripts(), 2);
+    // Counted in the process from here: the hung request was its first, these its second and third, then the limit.
+    assert.equal((await health()).status, 200);
+    assert.equal((await health()).status, 200);
+    assert.equal((await health()).status, 429);
+    assert.equal((await api.call('GET', '/livez')).status, 200);
+    assert.equal(proxy.scripts(), 2, 'nothing more is asked of the hung Redis while the breaker is open');
   });
 
   test("an address's requests split across two instances are refused once their sum passes API_RATE_LIMIT_PER_ADDRESS", async (t) => {

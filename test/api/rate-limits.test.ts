@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { describe, test } from 'node:test';
+import { createHttpServer } from '../../src/api/server.js';
 import { startHttpApi } from '../../src/api/start.js';
-import { loadConfig } from '../../src/config.js';
-import { createLogger } from '../../src/logger.js';
+import { loadConfig } from '../../src/app/config.js';
+import { createLogger } from '../../src/infra/logger.js';
 import type { RateLimits } from '../../src/api/rate-limits.js';
 import { createTestCore, newCard, newCustomer } from '../helpers/core.js';
 import { assertFailure, assertSuccess, startTestApi, type ApiResponse } from '../helpers/http.js';
@@ -47,6 +48,32 @@ describe('the API has limits', () => {
     assert.equal((await api.t.core.listTransactions(bob.caller, { card_id: card.id })).data.filter((x) => x.type === 'topup').length, 1);
   });
 
+  test("the bot's webhook is counted per address apart from the API: past WEBHOOK_RATE_LIMIT_PER_ADDRESS posts get 429", async (t) => {
+    const core = await createTestCore();
+    t.after(() => core.close());
+    const app = createHttpServer({
+      core: core.core,
+      db: core.database.db,
+      logger: createLogger('silent'),
+      clock: core.clock,
+      limits: { ...roomy, perAddressPerMinute: 1, webhookPerAddressPerMinute: 3 },
+    });
+    t.after(() => app.close());
+    let handled = 0;
+    app.post('/hook', { config: { public: true, webhook: true } }, async () => {
+      handled++;
+      return '';
+    });
+    const post = (remoteAddress: string) => app.inject({ method: 'POST', url: '/hook', payload: {}, remoteAddress });
+    // Three from one address, past the API's one a minute: the webhook has a count of its own.
+    for (let i = 0; i < 3; i++) assert.equal((await post('203.0.113.5')).statusCode, 200);
+    const refused = await post('203.0.113.5');
+    assert.equal(refused.statusCode, 429);
+    assert.ok(Number(refused.headers['retry-after']) >= 1);
+    assert.equal((await post('198.51.100.6')).statusCode, 200, 'another address goes on');
+    assert.equal(handled, 4);
+  });
+
   test('behind a trusted proxy (HTTP_TRUST_PROXY) the client address is taken from X-Forwarded-For; otherwise the header is ignored', async (t) => {
     const behindProxy = await startTestApi({ server: { limits: { ...roomy, perAddressPerMinute: 2 }, trustProxy: ['127.0.0.1'] } });
     t.after(() => behindProxy.close());
@@ -85,20 +112,41 @@ describe('the API has limits', () => {
     assertSuccess(await api.call('GET', '/api/v1/health', { token: alice.token }));
   });
 
-  test('past API_AUTH_FAILURES_PER_ADDRESS failed authentications the address gets 429 before any token is checked, a valid one too', async (t) => {
-    const api = await limitedApi(t, { authFailuresPerAddress: 3 });
+  test("past API_AUTH_FAILURES_PER_ADDRESS failed authentications the address's missing and invalid tokens get 429, said once; a valid token from it goes on", async (t) => {
+    const logLines: string[] = [];
+    const api = await startTestApi({ logLines, server: { limits: { ...roomy, authFailuresPerAddress: 3 } } });
+    t.after(() => api.close());
     const alice = await newCustomer(api.t);
     assertSuccess(await api.call('GET', '/api/v1/health', { token: alice.token }));
     for (const token of ['guess-1', 'guess-2', undefined]) {
       assertFailure(await api.call('GET', '/api/v1/wallet/balance', { token }), 401, 'Invalid or missing API token');
     }
     // The window is 15 minutes.
-    assertTooMany(await api.call('GET', '/api/v1/wallet/balance', { token: 'guess-4' }), 900);
-    const valid = await api.call('GET', '/api/v1/wallet/balance', { token: alice.token });
-    assertTooMany(valid, 900);
-    assert.ok(Number(valid.headers.get('retry-after')) > 60);
-    // Liveness checks read no token and go on.
+    for (const token of ['guess-4', undefined, 'guess-5']) assertTooMany(await api.call('GET', '/api/v1/wallet/balance', { token }), 900);
+    const refused = await api.call('GET', '/api/v1/wallet/balance', { token: 'guess-6' });
+    assert.ok(Number(refused.headers.get('retry-after')) > 60);
+    // Everyone else behind that address (one NAT, one proxy) goes on.
+    assertSuccess(await api.call('GET', '/api/v1/wallet/balance', { token: alice.token }));
     assertSuccess(await api.call('GET', '/livez'));
+
+    const said = logLines.filter((line) => line.includes('used up its failed authentications'));
+    assert.equal(said.length, 1, 'said once per window, not per refusal');
+    assert.equal(JSON.parse(said[0]!).address, '127.0.0.1');
+    assert.ok(!logLines.some((line) => line.includes('guess-')), 'no token reaches the log');
+  });
+
+  test('a flood of bad tokens costs one token lookup per request the address limit lets through, and none past it', async (t) => {
+    const api = await limitedApi(t, { authFailuresPerAddress: 2, perAddressPerMinute: 5 });
+    let lookups = 0;
+    const lookUp = api.t.core.authenticateByTokenHash;
+    api.t.core.authenticateByTokenHash = (tokenHash) => {
+      lookups++;
+      return lookUp(tokenHash);
+    };
+    const statuses: number[] = [];
+    for (let i = 0; i < 8; i++) statuses.push((await api.call('GET', '/api/v1/wallet/balance', { token: `guess-${i}` })).status);
+    assert.deepEqual(statuses, [401, 401, 429, 429, 429, 429, 429, 429]);
+    assert.equal(lookups, 5);
   });
 
   test('startHttpApi takes the limits and the request timeout from the settings', async (t) => {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { sql } from 'kysely';
 import { createHttpServer } from '../../src/api/server.js';
-import { createLogger } from '../../src/logger.js';
+import { createLogger } from '../../src/infra/logger.js';
 import { createTestCore } from '../helpers/core.js';
 import { startTestApi } from '../helpers/http.js';
 

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { startHttpApi } from '../../src/api/start.js';
-import { loadConfig } from '../../src/config.js';
-import { createLogger } from '../../src/logger.js';
+import { loadConfig } from '../../src/app/config.js';
+import { createLogger } from '../../src/infra/logger.js';
 import { createTestCore, newCustomer } from '../helpers/core.js';
 
 test('startHttpApi serves the API on HTTP_HOST:HTTP_PORT and closing it leaves the core open', async () => {

@@ -4,10 +4,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import { seedBenchData } from '../../bench/seed.js';
-import { startCore } from '../../src/compose.js';
-import { FakeClock } from '../../src/core/clock.js';
-import { isLuhnValid } from '../../src/core/luhn.js';
-import { createCardDataCipher } from '../../src/core/secrets.js';
+import { startCore } from '../../src/app/compose.js';
+import { FakeClock } from '../../src/infra/clock.js';
+import { isLuhnValid } from '../../src/core/provider/luhn.js';
+import { createCardDataCipher } from '../../src/core/keys/secrets.js';
 import { openSqlite } from '../../src/db/database.js';
 import { TEST_CARD_DATA_KEY } from '../helpers/core.js';
 

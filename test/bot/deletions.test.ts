@@ -3,7 +3,7 @@ import { describe, it, test } from 'node:test';
 import { startBackgroundJobs } from '../../src/bot/index.js';
 import { startLoop } from '../../src/bot/loop.js';
 import { botTables, chatLocaleKey, dueDeletions, scheduleDeletion, writeKv } from '../../src/bot/repository.js';
-import { createLogger } from '../../src/logger.js';
+import { createLogger } from '../../src/infra/logger.js';
 import { createHarness } from './harness.js';
 
 test('a background loop retries a failing tick and reports each streak of failures to the operator once', async () => {

@@ -3,9 +3,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { startCore, type CoreRuntime } from '../../src/compose.js';
-import { systemClock } from '../../src/core/clock.js';
-import { createLogger } from '../../src/logger.js';
+import { startCore, type CoreRuntime } from '../../src/app/compose.js';
+import { systemClock } from '../../src/infra/clock.js';
+import { createLogger } from '../../src/infra/logger.js';
 import { startBot, type RunningBot } from '../../src/bot/index.js';
 import { BotApiServer, type StoredMessage } from '../helpers/bot-api-server.js';
 import { TEST_CARD_DATA_KEY } from '../helpers/core.js';
@@ -23,6 +23,7 @@ describe('the bot over real Bot API traffic', () => {
   const start = async (sensitiveTtlSeconds = 1) => {
     running = await startBot({
       core: runtime.core,
+      cipher: runtime.cipher,
       db: runtime.database.db,
       clock: systemClock,
       logger,
@@ -94,14 +95,15 @@ describe('the bot over real Bot API traffic', () => {
     const summary = await server.nextMessage(alice.chatId, press.mark, 'Creation fee');
     assert.match(summary.text, /after the fee/);
     press = alice.press(summary, 'Confirm');
-    await server.nextMessage(alice.chatId, press.mark, 'created');
-    const view = await server.nextMessage(alice.chatId, press.mark, 'Balance');
-    assert.match(view.text, /Ads/);
+    // The summary becomes the new card's view, in place.
+    const view = await server.nextEdit(alice.chatId, press.mark, 'created');
+    assert.equal(view.messageId, summary.messageId);
+    assert.match(view.text, /Ads[\s\S]*Balance/);
 
     // Top-up: the limits in the prompt, the quote with the fee, confirm, the view refreshed in place.
     press = alice.press(view, 'Top up');
     const ask = await server.nextMessage(alice.chatId, press.mark, 'How much to top up');
-    assert.match(ask.text, /From \$5\.00 to \$10,000\.00/);
+    assert.match(ask.text, /From \$5\.00 to \$970\.44/);
     step = alice.send('1');
     const tooSmall = await server.nextMessage(alice.chatId, step.mark);
     assert.match(tooSmall.text, /Minimum amount is \$5\.00/);
@@ -109,8 +111,11 @@ describe('the bot over real Bot API traffic', () => {
     const quote = await server.nextMessage(alice.chatId, step.mark, 'Platform fee');
     assert.match(quote.text, /Total charged/);
     press = alice.press(quote, 'Confirm');
-    const done = await server.nextMessage(alice.chatId, press.mark, 'Topped up');
+    // The result takes the confirmation's place.
+    const done = await server.nextEdit(alice.chatId, press.mark, 'Topped up');
+    assert.equal(done.messageId, quote.messageId);
     assert.match(done.text, /fee \$\d+\.\d\d\)/);
+    assert.equal(done.replyMarkup, undefined);
     const refreshed = await server.nextEdit(alice.chatId, press.mark, 'Balance: $50.00');
     assert.equal(refreshed.messageId, view.messageId);
 
@@ -132,14 +137,17 @@ describe('the bot over real Bot API traffic', () => {
     assert.ok(buttons(frozen).includes('🔥 Unfreeze'));
     assert.ok(!buttons(frozen).includes('🧊 Freeze'));
 
-    // A purchase on the frozen card is declined and pushed with a Freeze button.
+    // A purchase on the frozen card is declined and pushed with a button that opens the card (nothing to freeze).
     const cards = await runtime.core.listCards(await runtime.core.authenticate(token));
     const card = cards[0]!;
     let mark = server.mark();
     await runtime.admin.simulatePurchase(card.id, 1_000, 'Coffee');
     const declined = await server.nextMessage(alice.chatId, mark, 'Declined');
     assert.match(declined.text, /Declined \$10\.00 at Coffee .*: the card is frozen\./);
-    assert.deepEqual(buttons(declined), ['🧊 Freeze']);
+    assert.deepEqual(buttons(declined), ['💳 Open the card']);
+    press = alice.press(declined, 'Open the card');
+    const opened = await server.nextMessage(alice.chatId, press.mark, 'Status: frozen');
+    assert.ok(buttons(opened).includes('🔥 Unfreeze'));
 
     press = alice.press(frozen, 'Unfreeze');
     frozen = await server.nextEdit(alice.chatId, press.mark, 'Status: active');
@@ -188,8 +196,11 @@ describe('the bot over real Bot API traffic', () => {
     press = alice.press(page2, 'Previous');
     await server.nextEdit(alice.chatId, press.mark, 'page 1 of 2');
     press = alice.press(menu, 'Transactions');
-    const everyCard = await server.nextMessage(alice.chatId, press.mark, 'Transactions, page 1 of');
+    const everyCard = await server.nextEdit(alice.chatId, press.mark, 'Transactions, page 1 of');
+    assert.equal(everyCard.messageId, menu.messageId, 'drawn in the menu, which a button brings back');
     assert.match(everyCard.text, /Shop 4/);
+    press = alice.press(everyCard, 'Menu');
+    assert.ok(buttons(await server.nextEdit(alice.chatId, press.mark, 'Main menu')).includes('📜 Transactions'));
 
     // Back to the card through /cards, then withdraw.
     step = alice.send('/cards');
@@ -203,14 +214,15 @@ describe('the bot over real Bot API traffic', () => {
     step = alice.send('5');
     const withdrawConfirm = await server.nextMessage(alice.chatId, step.mark, 'Withdraw $5.00');
     press = alice.press(withdrawConfirm, 'Confirm');
-    await server.nextMessage(alice.chatId, press.mark, 'Withdrew $5.00');
+    await server.nextEdit(alice.chatId, press.mark, 'Withdrew $5.00');
 
     // Close: the irreversible warning, confirm, the balance back in the wallet.
     // (Closing returns the balance like a withdrawal, so right after one the core refuses it.)
     press = alice.press(cardView, 'Close card');
     let warning = await server.nextMessage(alice.chatId, press.mark, 'cannot be undone');
     press = alice.press(warning, 'Confirm');
-    await server.nextMessage(alice.chatId, press.mark, 'Please wait 15 minutes between withdrawals');
+    const refused = await server.nextEdit(alice.chatId, press.mark, 'Please wait 15 minutes between withdrawals');
+    assert.equal(refused.messageId, warning.messageId);
 
     const caller = await runtime.core.authenticate(token);
     await runtime.core.createCard(caller, { bin_id: card.binId, planId: card.planId, name: 'Spare' });
@@ -221,7 +233,7 @@ describe('the bot over real Bot API traffic', () => {
     press = alice.press(spareView, 'Close card');
     warning = await server.nextMessage(alice.chatId, press.mark, 'cannot be undone');
     press = alice.press(warning, 'Confirm');
-    await server.nextMessage(alice.chatId, press.mark, 'Card closed');
+    await server.nextEdit(alice.chatId, press.mark, 'Card closed');
     const closedView = await server.nextEdit(alice.chatId, press.mark, 'Status: closed');
     assert.doesNotMatch(labels(closedView), /Top up|Withdraw|Freeze|Details/);
 
@@ -269,7 +281,7 @@ describe('the bot over real Bot API traffic', () => {
     const summary = await server.nextMessage(carol.chatId, press.mark, 'Creation fee: $5.00');
     assert.match(summary.text, /Wallet now: \$1\.00, after the fee: -\$4\.00/);
     press = carol.press(summary, 'Confirm');
-    await server.nextMessage(carol.chatId, press.mark, 'Insufficient balance. Required: $5.00. Ask your administrator to fund the wallet');
+    await server.nextEdit(carol.chatId, press.mark, 'Insufficient balance. Required: $5.00. Ask your administrator to fund the wallet');
     assert.deepEqual(await runtime.core.listCards(await runtime.core.authenticate(token)), []);
   });
 

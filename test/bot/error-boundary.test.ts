@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { REFUSAL_TEXTS } from '../../src/bot/errors.js';
+import { REFUSAL_TEXTS } from '../../src/bot/ui/refusal-texts.js';
 import { createHarness, texts } from './harness.js';
 import { textUpdate } from '../helpers/updates.js';
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Bot, type Context } from 'grammy';
-import { FixedMenu } from '../../src/bot/fixed-menu.js';
+import { FixedMenu } from '../../src/bot/ui/fixed-menu.js';
 import { BOT_INFO, callbackUpdate, textUpdate } from '../helpers/updates.js';
 
 type Call = { method: string; payload: Record<string, any> };

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { runAdmin } from '../../src/admin/run.js';
-import { startCore, type CoreRuntime } from '../../src/compose.js';
-import { systemClock } from '../../src/core/clock.js';
+import { startCore, type CoreRuntime } from '../../src/app/compose.js';
+import { systemClock } from '../../src/infra/clock.js';
 import { ALLOWED_UPDATES } from '../../src/bot/index.js';
 import { type E2eBot, startE2eBot } from '../helpers/e2e-bot.js';
 import type { BotApiServer, ScriptedUser } from '../helpers/bot-api-server.js';
@@ -91,6 +91,16 @@ describe('money in from chat, over real Bot API traffic', () => {
     );
     assert.equal((await runtime.core.walletBalance(account.caller)).balance, 6_000);
 
+    // A second payment of the paid invoice (another charge id, as a client paying twice would bring):
+    // nothing credited; the cardholder is told, the admins' chat asked to refund it.
+    step = alice.paid(invoice, 'charge-0002');
+    await server.nextMessage(alice.chatId, step.mark, /paid already.*this second payment added nothing/);
+    const report = await server.nextMessage(ADMIN_CHAT, step.mark, /charge-0002/);
+    assert.match(report.text, /refund/);
+    assert.equal((await runtime.core.walletBalance(account.caller)).balance, 6_000);
+    const [listed] = await runtime.funding.payments.listInvoices({ userId: account.userId });
+    assert.deepEqual([listed!.status, listed!.owedBack], ['credited', 1]);
+
     // A paid invoice cannot be paid again.
     answer = await checkoutAnswer(alice.checkout(invoice));
     assert.deepEqual(answer, { ok: false, errorMessage: 'This invoice is paid already.' });
@@ -121,12 +131,14 @@ describe('money in from chat, over real Bot API traffic', () => {
     const account = await linked(carol);
     let step = carol.send('/menu');
     const menu = await server.nextMessage(carol.chatId, step.mark, 'Главное меню');
+    // The menu's message becomes the amounts, then the offer, then the answer: the chat grows by nothing.
     let press = carol.press(menu, 'Пополнить кошелёк');
-    const intro = await server.nextMessage(carol.chatId, press.mark, 'Пополнение кошелька');
+    const intro = await server.nextEdit(carol.chatId, press.mark, 'Пополнение кошелька');
     press = carol.press(intro, /^\$100$/);
-    const offer = await server.nextMessage(carol.chatId, press.mark, 'Пополнить кошелёк на 100,00');
+    const offer = await server.nextEdit(carol.chatId, press.mark, 'Пополнить кошелёк на 100,00');
     press = carol.press(offer, 'Попросить администратора');
-    await server.nextMessage(carol.chatId, press.mark, 'отправлена администраторам');
+    const sent = await server.nextEdit(carol.chatId, press.mark, 'отправлена администраторам');
+    assert.deepEqual([intro.messageId, offer.messageId, sent.messageId], [menu.messageId, menu.messageId, menu.messageId]);
     const card = await server.nextMessage(ADMIN_CHAT, press.mark, 'Deposit request #');
     assert.match(card.text, /From: Carol/);
 

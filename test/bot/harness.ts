@@ -1,5 +1,5 @@
 import type { Bot } from 'grammy';
-import { createBot, type BotConfig, type BotContext } from '../../src/bot/index.js';
+import { type BotConfig, type BotContext, type CardsBot, createBot } from '../../src/bot/index.js';
 import type { CardService } from '../../src/core/service.js';
 import { capturedLogger } from '../helpers/log.js';
 import { createTestCore, newCustomer, type Customer, type TestCore } from '../helpers/core.js';
@@ -17,7 +17,7 @@ export interface ApiCall {
  */
 export interface Harness {
   t: TestCore;
-  bot: Bot<BotContext>;
+  bot: CardsBot;
   calls: ApiCall[];
   log: () => string;
   /** Calls recorded since `mark` (an index into `calls`). */

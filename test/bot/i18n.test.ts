@@ -4,9 +4,9 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { Fluent, I18n, type TranslationVariables } from '@grammyjs/i18n';
-import { cardView, transactionLine } from '../../src/bot/format.js';
-import { createI18n, createTranslators, I18N_INTERNALS_VERSION, LOCALES_FOLDER } from '../../src/bot/i18n.js';
-import { REFUSAL_TEXTS } from '../../src/bot/errors.js';
+import { cardView, transactionLine } from '../../src/bot/ui/format.js';
+import { createI18n, createTranslators, I18N_INTERNALS_VERSION, LOCALES_FOLDER } from '../../src/bot/ui/i18n.js';
+import { REFUSAL_TEXTS } from '../../src/bot/ui/refusal-texts.js';
 
 const sourceOf = (locale: string) => readFileSync(path.join(LOCALES_FOLDER, `${locale}.ftl`), 'utf8');
 const keysOf = (locale: string) =>
@@ -68,8 +68,8 @@ const outcome = (translate: () => string) => {
   }
 };
 
-describe('the fast path into the i18n plugin (src/bot/i18n.ts, rememberBundleMatches)', () => {
-  const hint = 'read rememberBundleMatches in src/bot/i18n.ts against the new plugin, then update I18N_INTERNALS_VERSION';
+describe('the fast path into the i18n plugin (src/bot/ui/i18n.ts, rememberBundleMatches)', () => {
+  const hint = 'read rememberBundleMatches in src/bot/ui/i18n.ts against the new plugin, then update I18N_INTERNALS_VERSION';
 
   it('is written against the installed @grammyjs/i18n: a version bump fails here first', () => {
     const installed = (createRequire(import.meta.url)('@grammyjs/i18n/package.json') as { version: string }).version;

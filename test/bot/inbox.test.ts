@@ -1,13 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it, type TestContext } from 'node:test';
 import Fastify, { type FastifyInstance } from 'fastify';
-import type { Bot } from 'grammy';
 import type { Update } from 'grammy/types';
-import { createBot, type BotContext } from '../../src/bot/index.js';
-import { createInbox, inboxWebhookRoute, type Inbox, type InboxTables } from '../../src/bot/inbox.js';
-import { startCore, type CoreRuntime } from '../../src/compose.js';
-import type { FakeClock } from '../../src/core/clock.js';
-import { createLogger } from '../../src/logger.js';
+import { type CardsBot, createBot } from '../../src/bot/index.js';
+import { createInbox, inboxWebhookRoute, type Inbox, type InboxTables } from '../../src/bot/runtime/inbox.js';
+import { startCore, type CoreRuntime } from '../../src/app/compose.js';
+import type { FakeClock } from '../../src/infra/clock.js';
+import { createLogger } from '../../src/infra/logger.js';
 import { coreOn, type Dialect, dialects, whileNoSchemaIsDropped } from '../core/dialects.js';
 import { newCard, newCustomer, TEST_CARD_DATA_KEY, type TestCore } from '../helpers/core.js';
 import { BOT_INFO, callbackUpdate, textUpdate } from '../helpers/updates.js';
@@ -19,7 +18,7 @@ const SECRET = 'inbox_secret';
 interface Instance {
   name: string;
   runtime: CoreRuntime;
-  bot: Bot<BotContext>;
+  bot: CardsBot;
   inbox: Inbox;
   app: FastifyInstance;
   /** Posts an update to this instance's webhook as Telegram would; returns the status. */

@@ -2,11 +2,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { TestContext } from 'node:test';
-import type { Bot } from 'grammy';
-import { createBot, startBackgroundJobs, type BackgroundJobs, type BotConfig, type BotContext } from '../../src/bot/index.js';
-import { startCore, type CoreRuntime } from '../../src/compose.js';
-import { FakeClock } from '../../src/core/clock.js';
-import { getOrCreate } from '../../src/get-or-create.js';
+import { type BackgroundJobs, type BotConfig, type CardsBot, createBot, startBackgroundJobs } from '../../src/bot/index.js';
+import { startCore, type CoreRuntime } from '../../src/app/compose.js';
+import { FakeClock } from '../../src/infra/clock.js';
+import { getOrCreate } from '../../src/infra/get-or-create.js';
 import { capturedLogger } from '../helpers/log.js';
 import { BOT_INFO } from '../helpers/updates.js';
 import { freshPostgresSchema, whileNoSchemaIsDropped, type Dialect } from '../core/dialects.js';
@@ -29,7 +28,7 @@ export interface SharedDatabase {
 
 export interface Instance {
   t: CoreRuntime & { clock: FakeClock };
-  bot: Bot<BotContext>;
+  bot: CardsBot;
   log: () => string;
   /** Starts the bot's background jobs; stopped when the test ends unless stopped before. */
   start(options?: { wakeOnCommit?: boolean }): BackgroundJobs;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { startBot, type BotDeps } from '../../src/bot/index.js';
-import { PollerTakenError } from '../../src/bot/poller-lease.js';
+import { PollerTakenError } from '../../src/bot/runtime/poller-lease.js';
 import { BotApiServer } from '../helpers/bot-api-server.js';
 import { createTestCore, type TestCore } from '../helpers/core.js';
 import { capturedLogger } from '../helpers/log.js';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { Update } from 'grammy/types';
 import { createBot } from '../../src/bot/index.js';
-import { createLogger } from '../../src/logger.js';
+import { createLogger } from '../../src/infra/logger.js';
 import { createTestCore } from '../helpers/core.js';
 import { redisUnavailable, testRedis } from '../helpers/redis.js';
 import { BOT_INFO, textUpdate } from '../helpers/updates.js';

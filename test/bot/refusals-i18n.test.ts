@@ -2,13 +2,13 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import type { ErrorCode, ParamsOf } from '../../src/core/errors.js';
-import { CardServiceError } from '../../src/core/errors.js';
-import { createInputSchemas } from '../../src/core/schemas.js';
+import type { ErrorCode, ParamsOf } from '../../src/core/rules/errors.js';
+import { CardServiceError } from '../../src/core/rules/errors.js';
+import { createInputSchemas } from '../../src/core/rules/schemas.js';
 import { defaultCoreSettings } from '../../src/core/settings.js';
-import { duration, REFUSAL_TEXTS, refusalMessage, refusalText, toRefusal, type Refusal } from '../../src/bot/errors.js';
+import { duration, REFUSAL_TEXTS, refusalMessage, refusalText, toRefusal, type Refusal } from '../../src/bot/ui/refusal-texts.js';
 import { issueText } from '../../src/bot/conversations/kit.js';
-import { createI18n, createTranslators, LOCALES_FOLDER } from '../../src/bot/i18n.js';
+import { createI18n, createTranslators, LOCALES_FOLDER } from '../../src/bot/ui/i18n.js';
 
 const LOCALES = ['en', 'ru'] as const;
 type Locale = (typeof LOCALES)[number];
@@ -62,6 +62,7 @@ const EXAMPLES: { [C in ErrorCode]: Example<C> } = {
   CARD_NOT_READY_WITHDRAW: { params: {}, figures: () => [] },
   INVALID_BIN: { params: {}, figures: () => [] },
   INVALID_PLAN: { params: {}, figures: () => [] },
+  INITIAL_BALANCE_OVER_LIMIT: { params: { initialBalance: 200_000, limit: 100_000 }, figures: (l) => [usd(l, 200_000), usd(l, 100_000)] },
   INVALID_COUPON: { params: { reason: 'coupon has expired' }, figures: (l) => [l === 'ru' ? 'срок купона истёк' : 'coupon has expired'] },
   CARD_NOT_FOUND: { params: {}, figures: () => [] },
   CARD_ID_REQUIRED: { params: {}, figures: () => [] },
@@ -74,12 +75,16 @@ const EXAMPLES: { [C in ErrorCode]: Example<C> } = {
   CARD_NOT_READY_UNFREEZE: { params: {}, figures: () => [] },
   ALREADY_CLOSED: { params: {}, figures: () => [] },
   CARD_NOT_READY_CLOSE: { params: {}, figures: () => [] },
+  CARD_PROCESSING: { params: {}, figures: () => [] },
   PROVIDER_FAILED: {
     params: { action: 'withdraw from', reason: 'upstream timeout (503)' },
     figures: (l) => ['upstream timeout (503)', l === 'ru' ? 'вывести деньги с карты' : 'withdraw from card'],
   },
   WALLET_NOT_FOUND: { params: {}, figures: () => [] },
   NO_OTP: { params: {}, figures: () => [] },
+  SERVICE_REFUSED: { params: { text: 'Daily limit reached' }, figures: () => ['Daily limit reached'] },
+  SERVICE_UNAVAILABLE: { params: {}, figures: () => [] },
+  OUTCOME_UNKNOWN: { params: {}, figures: () => [] },
 };
 
 /** The refusal as the core raises it and the bot keeps it (through conversation state: plain JSON). */

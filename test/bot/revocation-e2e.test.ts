@@ -87,6 +87,6 @@ describe('revocation from the admin command line, over real Bot API traffic', ()
     press = chat.press(coupon, 'Skip');
     const summary = await server.nextMessage(chat.chatId, press.mark, 'Creation fee');
     press = chat.press(summary, 'Confirm');
-    await server.nextMessage(chat.chatId, press.mark, 'created');
+    await server.nextEdit(chat.chatId, press.mark, 'created');
   }
 });

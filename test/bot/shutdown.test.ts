@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { startBot } from '../../src/bot/index.js';
-import { createLogger } from '../../src/logger.js';
+import { createLogger } from '../../src/infra/logger.js';
 import { BotApiServer } from '../helpers/bot-api-server.js';
 import { createTestCore } from '../helpers/core.js';
 

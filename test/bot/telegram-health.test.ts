@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Api, HttpError } from 'grammy';
-import { telegramHealth } from '../../src/bot/telegram-health.js';
+import { telegramHealth } from '../../src/bot/runtime/telegram-health.js';
 
 /** An Api whose every call gets `answer()` instead of reaching a server. */
 function apiAnswering(answer: () => unknown) {

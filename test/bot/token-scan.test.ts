@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { newApiToken } from '../../src/core/secrets.js';
+import { newApiToken } from '../../src/core/keys/secrets.js';
 import { findApiTokens, holdsApiToken } from '../../src/bot/token-scan.js';
 import { channelPostUpdate, editedMessageUpdate, messageUpdate, textUpdate } from '../helpers/updates.js';
 

@@ -6,10 +6,10 @@ import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { createHttpServer } from '../../src/api/server.js';
 import { startBot, type RunningBot } from '../../src/bot/index.js';
-import { startCore, type CoreRuntime } from '../../src/compose.js';
-import { systemClock } from '../../src/core/clock.js';
-import { createLogger } from '../../src/logger.js';
-import type { Caller } from '../../src/core/views.js';
+import { startCore, type CoreRuntime } from '../../src/app/compose.js';
+import { systemClock } from '../../src/infra/clock.js';
+import { createLogger } from '../../src/infra/logger.js';
+import type { Caller } from '../../src/core/operations/views.js';
 import { BotApiServer, type ScriptedUser, type StoredMessage } from '../helpers/bot-api-server.js';
 import { TEST_CARD_DATA_KEY } from '../helpers/core.js';
 import { signInitData } from '../helpers/init-data.js';
@@ -31,6 +31,7 @@ function botOverTestServer(webAppUrl: string | undefined) {
     env.runtime = await startCore({ databaseUrl: path.join(env.dir, 'cards.db'), cardDataKey: TEST_CARD_DATA_KEY, clock: systemClock });
     env.running = await startBot({
       core: env.runtime.core,
+      cipher: env.runtime.cipher,
       db: env.runtime.database.db,
       clock: systemClock,
       logger: createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'),

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import Fastify from 'fastify';
 import { startWebhookBot, webhookInbox } from '../../src/bot/index.js';
-import { createLogger } from '../../src/logger.js';
+import { createLogger } from '../../src/infra/logger.js';
 import { BotApiServer } from '../helpers/bot-api-server.js';
 import { createTestCore } from '../helpers/core.js';
 import { createHarness, texts } from './harness.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { CardTransactionEvent, OtpEvent } from '../../src/core/events.js';
+import type { CardTransactionEvent, OtpEvent } from '../../src/core/operations/events.js';
 import { newCard, newCustomer } from '../helpers/core.js';
 import { dialects, useCore } from './dialects.js';
 

@@ -1,8 +1,8 @@
 // A core under batched load in an OS process of its own, to be killed (SIGKILL) by group-commit-crash.test.ts.
 // Tops up each card given, all at once and again and again, and prints `ack <transaction id>` for each
 // top-up the core reported done: that line is written only after the operation's commit returned.
-import { startCore } from '../../src/compose.js';
-import { FakeClock } from '../../src/core/clock.js';
+import { startCore } from '../../src/app/compose.js';
+import { FakeClock } from '../../src/infra/clock.js';
 import { TEST_CARD_DATA_KEY } from '../helpers/core.js';
 
 const [file, at, json] = process.argv.slice(2) as [string, string, string];

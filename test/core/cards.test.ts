@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { CardProvider } from '../../src/core/provider.js';
-import { luhnCheckDigit } from '../../src/core/luhn.js';
+import type { CardProvider } from '../../src/core/provider/provider.js';
+import { luhnCheckDigit } from '../../src/core/provider/luhn.js';
 import { catalogue, newCard, newCustomer, TEST_CARD_DATA_KEY, type Customer } from '../helpers/core.js';
 import type { TestCore } from '../helpers/core.js';
 import { dialects, useCore } from './dialects.js';
@@ -66,6 +66,52 @@ for (const dialect of dialects()) {
       assert.equal(line?.side, 'Credit');
       assert.equal(line?.amount, 500);
       assert.deepEqual((await t.admin.checkLedger()).differences, []);
+    });
+
+    test("a BIN whose initial balance is above the plan's limit is refused before the provider issues anything", async (ctx) => {
+      const t = await useCore(ctx, dialect);
+      const alice = await newCustomer(t, 10_000);
+      const { plan } = await catalogue(t);
+      const rich = await t.admin.addBin({
+        bin: '400000',
+        network: 'visa',
+        threeDS: true,
+        wallet: false,
+        currency: 'USD',
+        country: 'US',
+        initialBalance: plan.limit + 1,
+      });
+      const message = 'Initial balance of this BIN exceeds the plan limit. Initial balance: 1000.01, Limit: 1000.00';
+      await assertRefused(
+        t.core.quoteCreateCard(alice.caller, { bin_id: rich.id, planId: plan.id, name: 'Ads' }),
+        'INITIAL_BALANCE_OVER_LIMIT',
+        message,
+      );
+      await assertRefused(createWith(t, alice, { binId: rich.id }), 'INITIAL_BALANCE_OVER_LIMIT', message);
+      assert.deepEqual(
+        t.provider.calls.filter((c) => c.operation === 'issue'),
+        [],
+      );
+      assert.equal((await t.core.walletBalance(alice.caller)).balance, 10_000);
+      assert.deepEqual(await t.core.listCards(alice.caller), []);
+      assert.deepEqual((await t.admin.checkLedger()).differences, []);
+    });
+
+    test("a BIN whose initial balance equals the plan's limit creates a card filled to its limit", async (ctx) => {
+      const t = await useCore(ctx, dialect);
+      const alice = await newCustomer(t, 10_000);
+      const { plan } = await catalogue(t);
+      const full = await t.admin.addBin({
+        bin: '400001',
+        network: 'visa',
+        threeDS: true,
+        wallet: false,
+        currency: 'USD',
+        country: 'US',
+        initialBalance: plan.limit,
+      });
+      const card = await createWith(t, alice, { binId: full.id });
+      assert.equal(card.deposit, plan.limit);
     });
 
     test('creation with too little wallet money is refused with the required amount, and changes nothing', async (ctx) => {

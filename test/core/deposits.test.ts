@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { isDepositError } from '../../src/core/deposit-errors.js';
-import { MAX_PENDING_PER_USER } from '../../src/core/deposits.js';
-import { isCardServiceError } from '../../src/core/errors.js';
+import { isDepositError } from '../../src/core/rules/deposit-errors.js';
+import { MAX_PENDING_PER_USER } from '../../src/core/funding/deposits.js';
+import { isCardServiceError } from '../../src/core/rules/errors.js';
 import { newCustomer } from '../helpers/core.js';
 import { dialects, useCore } from './dialects.js';
 
@@ -67,6 +67,18 @@ for (const dialect of dialects()) {
       const [oldest] = (await t.funding.deposits.list({ userId: alice.userId })).slice(-1);
       await t.funding.deposits.reject(oldest!.id, 'admin-cli', 'duplicate');
       await t.funding.deposits.request({ userId: alice.userId, amount: 500 });
+    });
+
+    test(`twelve requests of one user at once: exactly ${MAX_PENDING_PER_USER} wait, the others are refused`, async (ctx) => {
+      const t = await useCore(ctx, dialect);
+      const alice = await newCustomer(t);
+      const results = await Promise.allSettled(
+        Array.from({ length: 12 }, () => t.funding.deposits.request({ userId: alice.userId, amount: 500 })),
+      );
+      assert.equal(results.filter((r) => r.status === 'fulfilled').length, MAX_PENDING_PER_USER);
+      for (const r of results)
+        if (r.status === 'rejected') assert.ok(isDepositError(r.reason) && r.reason.code === 'TOO_MANY_PENDING', String(r.reason));
+      assert.equal((await t.funding.deposits.list({ userId: alice.userId, status: 'pending' })).length, MAX_PENDING_PER_USER);
     });
 
     test('approval credits the wallet through the ledger once and records who decided and when', async (ctx) => {

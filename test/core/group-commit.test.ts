@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test, type TestContext } from 'node:test';
-import { isCardServiceError } from '../../src/core/errors.js';
+import { isCardServiceError } from '../../src/core/rules/errors.js';
 import { createTestCore, newCard, newCustomer, type TestCore } from '../helpers/core.js';
 
 /** A core on a SQLite file of its own (group commit, a reader beside the writer). */

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { postJournal, SYSTEM_ACCOUNTS, systemAccountId } from '../../src/core/ledger.js';
+import { postJournal, SYSTEM_ACCOUNTS, systemAccountId } from '../../src/core/ledger/ledger.js';
 import { newCustomer } from '../helpers/core.js';
 import { dialects, useCore } from './dialects.js';
 

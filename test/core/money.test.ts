@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { formatAmount, percentOf, toAmount, toCents } from '../../src/core/money.js';
+import { formatAmount, percentOf, toAmount, toCents } from '../../src/core/ledger/money.js';
 
 describe('money', () => {
   test('decimal amounts become integer cents; more than 2 decimals or non-finite is null', () => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { CardServiceError } from '../../src/core/errors.js';
+import { CardServiceError } from '../../src/core/rules/errors.js';
 import { newCard, newCustomer } from '../helpers/core.js';
 import { dialects, useCore } from './dialects.js';
 import { assertRefused } from './refusals.js';

@@ -4,16 +4,18 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startCore, type CoreRuntime } from '../../src/compose.js';
-import { FakeClock } from '../../src/core/clock.js';
-import { CardServiceError } from '../../src/core/errors.js';
-import { SYSTEM_ACCOUNTS } from '../../src/core/ledger.js';
-import { createPendingOperations, PENDING_GRACE_MS } from '../../src/core/pending-operations.js';
-import { ProviderError } from '../../src/core/provider.js';
+import { startCore, type CoreRuntime } from '../../src/app/compose.js';
+import { FakeClock } from '../../src/infra/clock.js';
+import { CardServiceError } from '../../src/core/rules/errors.js';
+import { SYSTEM_ACCOUNTS } from '../../src/core/ledger/ledger.js';
+import { createPendingOperations, PENDING_GRACE_MS } from '../../src/core/operations/pending-operations.js';
+import { ProviderError, type IssuedCard } from '../../src/core/provider/provider.js';
 import { openDatabase } from '../../src/db/database.js';
 import { catalogue, newCard, newCustomer, TEST_CARD_DATA_KEY, type Customer, type TestCore } from '../helpers/core.js';
 import { dialects, useCore } from './dialects.js';
 import { assertRefused } from './refusals.js';
+import { eventually } from '../helpers/wait.js';
+import { assertNotLogged, capturedLogger } from '../helpers/log.js';
 
 /** What a user can see of their money and cards, and what the coupons have given. */
 async function visible(t: CoreRuntime, customer: Customer) {
@@ -240,6 +242,96 @@ for (const dialect of dialects()) {
     });
   });
 
+  describe(`provider calls that never answer are given up after PROVIDER_TIMEOUT_MS (${dialect})`, () => {
+    // Today's figure is 20 s; a short one here. Without the timeout these operations never end (the test's own limit).
+    const settings = { providerTimeoutMs: 50 };
+    const never = () => new Promise<never>(() => undefined);
+    const LIMIT = { timeout: 15_000 };
+
+    test('a closure: Failed to close card, the card and balances as they were, nothing left pending', LIMIT, async (ctx) => {
+      const t = await useCore(ctx, dialect, { settings });
+      const { alice, card } = await fundedCard(t);
+      const before = await visible(t, alice);
+      t.provider.terminate = never;
+      await assertRefused(
+        t.core.close(alice.caller, card.id),
+        'PROVIDER_FAILED',
+        'Failed to close card: the card provider did not answer within 50 ms',
+      );
+      assert.deepEqual(await visible(t, alice), before);
+      assert.deepEqual(await pendingRows(t), []);
+      await assertLedgerClean(t);
+    });
+
+    test('a withdrawal: Failed to withdraw from card, the amount back on the card', LIMIT, async (ctx) => {
+      const t = await useCore(ctx, dialect, { settings });
+      const { alice, card } = await fundedCard(t);
+      const before = await visible(t, alice);
+      t.provider.withdraw = never;
+      await assertRefused(
+        t.core.withdraw(alice.caller, card.id, { amount: 1_000 }),
+        'PROVIDER_FAILED',
+        'Failed to withdraw from card: the card provider did not answer within 50 ms',
+      );
+      assert.deepEqual(await visible(t, alice), before);
+      assert.deepEqual(await pendingRows(t), []);
+      await assertLedgerClean(t);
+    });
+
+    test('a creation: Failed to issue card, the fee and coupon back, no card written', LIMIT, async (ctx) => {
+      const t = await useCore(ctx, dialect, { settings });
+      const alice = await newCustomer(t, 10_000);
+      await t.admin.createCoupon({ code: 'ONCE', kind: 'amount', value: 100, maxRedemptions: 1 });
+      const before = await visible(t, alice);
+      const { bin, plan } = await catalogue(t);
+      t.provider.issue = never;
+      await assertRefused(
+        t.core.createCard(alice.caller, { bin_id: bin.id, planId: plan.id, name: 'Ads', coupon_id: 'ONCE' }),
+        'PROVIDER_FAILED',
+        'Failed to issue card: the card provider did not answer within 50 ms',
+      );
+      assert.deepEqual(await visible(t, alice), before);
+      assert.deepEqual(await pendingRows(t), []);
+      await assertLedgerClean(t);
+    });
+
+    test('a freeze: Failed to freeze card, the card still active and free for the next change', LIMIT, async (ctx) => {
+      const t = await useCore(ctx, dialect, { settings });
+      const { alice, card } = await fundedCard(t);
+      const freeze = t.provider.freeze.bind(t.provider);
+      t.provider.freeze = never;
+      await assertRefused(
+        t.core.freeze(alice.caller, card.id),
+        'PROVIDER_FAILED',
+        'Failed to freeze card: the card provider did not answer within 50 ms',
+      );
+      assert.equal((await t.core.getCard(alice.caller, card.id)).status, 'active');
+      t.provider.freeze = freeze;
+      assert.equal((await t.core.freeze(alice.caller, card.id)).status, 'frozen');
+    });
+
+    test('a card the provider issues after the creation was given up is terminated there at once', LIMIT, async (ctx) => {
+      const t = await useCore(ctx, dialect, { settings });
+      const alice = await newCustomer(t, 10_000);
+      const issue = t.provider.issue.bind(t.provider);
+      let answer!: () => void;
+      const answered = new Promise<void>((resolve) => {
+        answer = resolve;
+      });
+      t.provider.issue = async (request) => {
+        await answered;
+        return issue(request);
+      };
+      await assertRefused(newCard(t, alice), 'PROVIDER_FAILED', 'Failed to issue card: the card provider did not answer within 50 ms');
+      answer();
+      await eventually('the late card is terminated', () => t.provider.calls.some((c) => c.operation === 'terminate'));
+      const issued = t.provider.calls.find((c) => c.operation === 'issue');
+      assert.ok(issued?.ok);
+      assert.deepEqual(await t.core.listCards(alice.caller), []);
+      await assertLedgerClean(t);
+    });
+  });
+
   describe(`operations interrupted between their transactions (${dialect})`, () => {
     /** The provider fails in a way that says nothing of what it did: the operation stays pending. */
     function crashAt(t: TestCore, operation: 'withdraw' | 'terminate' | 'issue') {
@@ -381,4 +473,40 @@ test('starting the core settles operations a crash left pending, before anything
   assert.deepEqual(await pendingRows(second), []);
   assert.deepEqual(await visible(second, alice), before);
   await assertLedgerClean(second);
+});
+
+test('a provider call that succeeds after it was given up is logged as an error for the operator, without card data', async (ctx) => {
+  const { logger, text } = capturedLogger();
+  const t = await startCore({
+    databaseUrl: ':memory:',
+    cardDataKey: TEST_CARD_DATA_KEY,
+    clock: new FakeClock('2026-03-01T12:00:00.000Z'),
+    logger,
+    settings: { providerTimeoutMs: 50 },
+  });
+  ctx.after(() => t.close());
+  const alice = await newCustomer(t, 10_000);
+  const issue = t.provider.issue.bind(t.provider);
+  let answer!: () => void;
+  const answered = new Promise<void>((resolve) => {
+    answer = resolve;
+  });
+  const issued: IssuedCard[] = [];
+  t.provider.issue = async (request) => {
+    await answered;
+    const card = await issue(request);
+    issued.push(card);
+    return card;
+  };
+  await assertRefused(newCard(t, alice), 'PROVIDER_FAILED', 'Failed to issue card: the card provider did not answer within 50 ms');
+  answer();
+  await eventually('the late success is logged', () => text().includes('the card provider finished a call after it was given up'));
+  const line = JSON.parse(
+    text()
+      .split('\n')
+      .find((l) => l.includes('after it was given up'))!,
+  ) as { level: number; provider: unknown };
+  assert.equal(line.level, 50, 'an error');
+  assert.deepEqual(line.provider, { operation: 'issue', providerCardId: issued[0]!.providerCardId, terminated: true });
+  assertNotLogged(text(), [issued[0]!.pan, issued[0]!.cvv]);
 });

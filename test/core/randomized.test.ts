@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { isCardServiceError } from '../../src/core/errors.js';
-import { percentOf } from '../../src/core/money.js';
-import type { Bin, Plan } from '../../src/core/views.js';
+import { isCardServiceError } from '../../src/core/rules/errors.js';
+import { percentOf } from '../../src/core/ledger/money.js';
+import type { Bin, Plan } from '../../src/core/operations/views.js';
 import { newCustomer, type Customer } from '../helpers/core.js';
 import { dialects, useCore } from './dialects.js';
 

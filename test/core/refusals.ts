@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { CardServiceError, type ErrorCode } from '../../src/core/errors.js';
+import { CardServiceError, type ErrorCode } from '../../src/core/rules/errors.js';
 
 /** Awaits `promise` and checks it was refused with `code` and exactly `message`. */
 export async function assertRefused(promise: Promise<unknown>, code: ErrorCode, message: string): Promise<CardServiceError> {

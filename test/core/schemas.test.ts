@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { CardServiceError, type ValidationIssue } from '../../src/core/errors.js';
-import { parseInput } from '../../src/core/schemas.js';
+import { CardServiceError, type ValidationIssue } from '../../src/core/rules/errors.js';
+import { parseInput } from '../../src/core/rules/schemas.js';
 import { createTestCore, type TestCore } from '../helpers/core.js';
 
 let t: TestCore;

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { CardDataKeyError, cardDataKeyFingerprint, createCardDataCipher } from '../../src/core/secrets.js';
+import { CardDataKeyError, cardDataKeyFingerprint, createCardDataCipher } from '../../src/core/keys/secrets.js';
 import { sealedOld } from '../helpers/sealed-values.js';
 
 const keyA = Buffer.alloc(32, 1);
@@ -40,10 +40,43 @@ describe('card data at rest', () => {
     assert.throws(() => cipher.decrypt(cipher.encrypt('123', 'card-1:cvv'), 'card-2:cvv'), /unable to authenticate/);
   });
 
-  test('values sealed before values named their key (v1, v2) still read with the current key', () => {
-    const cipher = createCardDataCipher(keyA);
+  test('values sealed before values named their key (v1, v2) still read with the current key until a rotation', () => {
+    const cipher = createCardDataCipher(keyA, { readsOlderFormats: true });
     assert.equal(cipher.decrypt(sealedOld('v1', keyA, '5454545454545454', 'card-1:pan'), 'card-1:pan'), '5454545454545454');
     assert.equal(cipher.decrypt(sealedOld('v2', keyA, '321', 'card-1:cvv'), 'card-1:cvv'), '321');
+  });
+
+  test('after a rotation (readsOlderFormats: false) v1 and v2 values are refused by name, under the right key too', () => {
+    const cipher = createCardDataCipher(keyA, { readsOlderFormats: false });
+    for (const version of ['v1', 'v2'] as const) {
+      assert.throws(
+        () => cipher.decrypt(sealedOld(version, keyA, '5454545454545454', 'card-1:pan'), 'card-1:pan'),
+        new RegExp(`sealed in the ${version} format is refused: a key rotation has re-sealed every value`),
+      );
+    }
+  });
+
+  test('a tag shorter than 16 bytes is refused, even one cut from the true tag (GCM would check only its bytes)', () => {
+    const cipher = createCardDataCipher(keyA);
+    const [version, keyId, iv, tag, body] = cipher.encrypt('4242424242424242', 'card-1:pan').split('.') as [
+      string,
+      string,
+      string,
+      string,
+      string,
+    ];
+    for (const bytes of [4, 8, 12, 15]) {
+      const cut = Buffer.from(tag, 'base64').subarray(0, bytes).toString('base64');
+      assert.throws(
+        () => cipher.decrypt([version, keyId, iv, cut, body].join('.'), 'card-1:pan'),
+        /Unreadable card data/,
+        `${bytes} bytes`,
+      );
+    }
+    const older = createCardDataCipher(keyA, { readsOlderFormats: true });
+    const [v2, iv2, tag2, body2] = sealedOld('v2', keyA, '321', 'card-1:cvv').split('.') as [string, string, string, string];
+    const cut = Buffer.from(tag2, 'base64').subarray(0, 4).toString('base64');
+    assert.throws(() => older.decrypt([v2, iv2, cut, body2].join('.'), 'card-1:cvv'), /Unreadable card data/);
   });
 
   test('a value of no known shape is refused as unreadable', () => {

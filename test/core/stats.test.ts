@@ -10,7 +10,7 @@ for (const dialect of dialects()) {
       assert.deepEqual(await t.funding.stats.read(), {
         day: '2026-03-01',
         users: 0,
-        cards: { active: 0, frozen: 0, closed: 0 },
+        cards: { processing: 0, active: 0, frozen: 0, closed: 0 },
         walletTotal: 0,
         cardTotal: 0,
         feesToday: 0,
@@ -41,7 +41,7 @@ for (const dialect of dialects()) {
       const plan = (await t.core.listPlans())[0]!;
       assert.equal(stats.day, '2026-03-01');
       assert.equal(stats.users, 2);
-      assert.deepEqual(stats.cards, { active: 1, frozen: 1, closed: 1 });
+      assert.deepEqual(stats.cards, { processing: 0, active: 1, frozen: 1, closed: 1 });
       assert.equal(stats.feesToday, 2 * plan.creationFee + topup.platformFee);
       assert.equal(
         stats.walletTotal,

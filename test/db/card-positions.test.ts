@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, test } from 'node:test';
 import { sql } from 'kysely';
 import { down, up } from '../../migrations/20261124_04_card_positions.js';
-import { recordCardTransaction } from '../../src/core/card-records.js';
+import { recordCardTransaction } from '../../src/core/operations/card-records.js';
 import type { Customer, TestCore } from '../helpers/core.js';
 import { newCard, newCustomer } from '../helpers/core.js';
 import { dialects, useCore, withoutPostgres } from '../core/dialects.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { PendingEvent } from '../../src/core/events.js';
+import type { PendingEvent } from '../../src/core/operations/events.js';
 import { CLAIM_LEASE_MS, type Claim, type Claimant } from '../../src/db/claims.js';
 import { dialects, useCore } from '../core/dialects.js';
 import { newCard, newCustomer } from '../helpers/core.js';

@@ -2,20 +2,20 @@ import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
 import { type CompiledQuery, Kysely } from 'kysely';
 import { botChatLinks } from '../../src/bot/repository.js';
-import { createAdminService } from '../../src/core/admin.js';
-import { acceptCardDataKey } from '../../src/core/card-data-keys.js';
-import { FakeClock } from '../../src/core/clock.js';
+import { createAdminService } from '../../src/core/admin/admin.js';
+import { acceptCardDataKey } from '../../src/core/keys/card-data-keys.js';
+import { FakeClock } from '../../src/infra/clock.js';
 import type { CoreDeps } from '../../src/core/deps.js';
-import { createSandboxMailbox } from '../../src/core/mailbox.js';
-import { SandboxCardProvider } from '../../src/core/provider.js';
-import { createCardDataCipher } from '../../src/core/secrets.js';
+import { createSandboxMailbox } from '../../src/core/provider/mailbox.js';
+import { SandboxCardProvider } from '../../src/core/provider/provider.js';
+import { createCardDataCipher } from '../../src/core/keys/secrets.js';
 import { createCardService } from '../../src/core/service.js';
 import { defaultCoreSettings } from '../../src/core/settings.js';
 import { newClaimant } from '../../src/db/claims.js';
 import { openSqlite } from '../../src/db/database.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import type { Database } from '../../src/db/schema.js';
-import { sqliteDialect } from '../../src/db/sqlite-dialect.js';
+import { sqliteDialect } from '../../src/db/sqlite/index.js';
 import { TEST_CARD_DATA_KEY } from '../helpers/core.js';
 
 // The tables that grow with use: a hot path must find its rows in them through an index, never by

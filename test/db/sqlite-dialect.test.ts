@@ -3,10 +3,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test, type TestContext } from 'node:test';
-import BetterSqlite3 from 'better-sqlite3';
+import type BetterSqlite3 from 'better-sqlite3';
+import { Database as BetterSqlite3Database } from '../../src/db/better-sqlite3.js';
 import { Kysely, sql } from 'kysely';
 import { openSqlite, openSqliteReader } from '../../src/db/database.js';
-import { sqliteDialect, type GroupCommitOptions, type GroupCommitStats } from '../../src/db/sqlite-dialect.js';
+import { sqliteDialect, type GroupCommitOptions, type GroupCommitStats } from '../../src/db/sqlite/index.js';
 
 interface Tables {
   notes: { id: number; text: string };
@@ -71,7 +72,7 @@ test('without a reader, a read waits for the open batch to commit, and transacti
 
 test('a transaction takes the write lock when it begins, so another process waits instead of failing half-way', async (ctx) => {
   const { db, file } = await notesDatabase(ctx);
-  const other = new BetterSqlite3(file, { timeout: 0 });
+  const other = new BetterSqlite3Database(file, { timeout: 0 });
   ctx.after(() => other.close());
   const held = heldTransaction(db, async () => undefined);
   await held.isOpen;

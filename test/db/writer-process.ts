@@ -1,8 +1,8 @@
 // A second OS process writing the same SQLite file: spawned by two-processes.test.ts.
 // Prints one JSON line with what it moved; exits non-zero if anything but a refusal reached it.
-import { startCore } from '../../src/compose.js';
-import { FakeClock } from '../../src/core/clock.js';
-import { isCardServiceError } from '../../src/core/errors.js';
+import { startCore } from '../../src/app/compose.js';
+import { FakeClock } from '../../src/infra/clock.js';
+import { isCardServiceError } from '../../src/core/rules/errors.js';
 import { TEST_CARD_DATA_KEY } from '../helpers/core.js';
 
 // `mixed`: deposits, top-ups (no cooldown), purchases and refunds; `cooldown`: only top-ups, with the

@@ -42,6 +42,14 @@ export interface SentInvoice {
   providerToken?: string;
 }
 
+/** How the test server refuses a call (`BotApiServer.refuse`). */
+export interface Refusal {
+  code: number;
+  description: string;
+  /** A flood wait's seconds, for a 429. */
+  retryAfter?: number;
+}
+
 const BOT_USER = {
   id: 777000,
   is_bot: true,
@@ -56,6 +64,8 @@ class ApiRefusal extends Error {
   constructor(
     readonly code: number,
     description: string,
+    /** A flood wait's seconds (429), sent as `parameters.retry_after`. */
+    readonly retryAfter?: number,
   ) {
     super(description);
   }
@@ -79,7 +89,7 @@ export class BotApiServer {
   #nextQueryId = 1;
   #date = 1_700_000_000;
   #delays = new Map<string, number>();
-  #refusal?: (method: string, payload: Record<string, any>) => { code: number; description: string } | undefined;
+  #refusal?: (method: string, payload: Record<string, any>) => Refusal | undefined;
 
   /** Starts listening; returns the api root to give the bot (`apiRoot`). */
   async start(): Promise<string> {
@@ -101,9 +111,9 @@ export class BotApiServer {
 
   /**
    * Refuses the calls `rule` picks, as Telegram would (e.g. a deleteMessage in a group where the bot is no
-   * admin); `undefined` serves every call again.
+   * admin, a flood wait with its `retryAfter`); `undefined` serves every call again.
    */
-  refuse(rule?: (method: string, payload: Record<string, any>) => { code: number; description: string } | undefined): void {
+  refuse(rule?: (method: string, payload: Record<string, any>) => Refusal | undefined): void {
     this.#refusal = rule;
   }
 
@@ -118,6 +128,11 @@ export class BotApiServer {
 
   message(chatId: number, messageId: number): StoredMessage | undefined {
     return this.#messages.get(`${chatId}:${messageId}`);
+  }
+
+  /** The bot's messages in `chatId` not deleted: what the chat shows of the bot, to see it grow or not. */
+  botMessages(chatId: number): StoredMessage[] {
+    return [...this.#messages.values()].filter((m) => m.chatId === chatId && m.fromBot && !m.deleted);
   }
 
   /** Resolves with the first recorded call after `mark` matching `predicate`; rejects after `timeoutMs`. */
@@ -251,14 +266,15 @@ export class BotApiServer {
     const call: RecordedCall = { index: this.calls.length, at: Date.now(), method, token, payload, ok: true };
     try {
       const refusal = this.#refusal?.(method, payload);
-      if (refusal) throw new ApiRefusal(refusal.code, refusal.description);
+      if (refusal) throw new ApiRefusal(refusal.code, refusal.description, refusal.retryAfter);
       call.result = this.#call(method, payload);
       send(200, { ok: true, result: call.result });
     } catch (error) {
       const refusal = error instanceof ApiRefusal ? error : new ApiRefusal(500, String(error));
       call.ok = false;
       call.error = refusal.message;
-      send(refusal.code, { ok: false, error_code: refusal.code, description: refusal.message });
+      const parameters = refusal.retryAfter === undefined ? {} : { parameters: { retry_after: refusal.retryAfter } };
+      send(refusal.code, { ok: false, error_code: refusal.code, description: refusal.message, ...parameters });
     }
     this.calls.push(call);
     for (const wake of [...this.#callWaiters]) wake();

@@ -1,9 +1,9 @@
-import { FakeClock } from '../../src/core/clock.js';
-import type { Cents } from '../../src/core/money.js';
-import type { Caller } from '../../src/core/views.js';
-import { startCore, type CoreRuntime } from '../../src/compose.js';
+import { FakeClock } from '../../src/infra/clock.js';
+import type { Cents } from '../../src/core/ledger/money.js';
+import type { Caller } from '../../src/core/operations/views.js';
+import { startCore, type CoreRuntime } from '../../src/app/compose.js';
 import type { CoreSettings } from '../../src/core/settings.js';
-import type { GroupCommitOptions } from '../../src/db/sqlite-dialect.js';
+import type { GroupCommitOptions } from '../../src/db/sqlite/index.js';
 
 export const TEST_CARD_DATA_KEY = Buffer.alloc(32, 7);
 

@@ -1,10 +1,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { type BotConfig, type RunningBot, startBot } from '../../src/bot/index.js';
-import { type CoreRuntime, startCore } from '../../src/compose.js';
-import { systemClock } from '../../src/core/clock.js';
-import { createLogger } from '../../src/logger.js';
+import { type BotConfig, type BotDeps, type RunningBot, startBot } from '../../src/bot/index.js';
+import { type CoreRuntime, startCore } from '../../src/app/compose.js';
+import { type Clock, systemClock } from '../../src/infra/clock.js';
+import { createLogger } from '../../src/infra/logger.js';
 import { BotApiServer } from './bot-api-server.js';
 import { TEST_CARD_DATA_KEY } from './core.js';
 
@@ -18,18 +18,28 @@ export interface E2eBot {
   stop(): Promise<void>;
 }
 
-/** Starts an `E2eBot`; `config` overrides the test defaults (60 s TTLs, a 100 ms poll, no rate limit). */
-export async function startE2eBot(name: string, config: Partial<BotConfig> = {}): Promise<E2eBot> {
+/**
+ * Starts an `E2eBot`; `config` overrides the test defaults (60 s TTLs, a 100 ms poll, no rate limit).
+ * `options.clock`: the core's and the bot's time (a test that must step past a cooldown runs ahead of the wall
+ * clock); `options.metrics`: the bot's metrics.
+ */
+export async function startE2eBot(
+  name: string,
+  config: Partial<BotConfig> = {},
+  { clock = systemClock, ...deps }: { clock?: Clock } & Pick<BotDeps, 'metrics'> = {},
+): Promise<E2eBot> {
   const dir = mkdtempSync(path.join(tmpdir(), `${name}-`));
   const server = new BotApiServer();
   const apiRoot = await server.start();
-  const runtime = await startCore({ databaseUrl: path.join(dir, 'cards.db'), cardDataKey: TEST_CARD_DATA_KEY, clock: systemClock });
+  const runtime = await startCore({ databaseUrl: path.join(dir, 'cards.db'), cardDataKey: TEST_CARD_DATA_KEY, clock });
   const running = await startBot({
     core: runtime.core,
+    cipher: runtime.cipher,
     funding: runtime.funding,
     db: runtime.database.db,
-    clock: systemClock,
+    clock,
     logger: createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'),
+    ...deps,
     config: {
       token: '123456:TEST-token',
       apiRoot,

@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { createHttpServer, type HttpServerDeps } from '../../src/api/server.js';
-import { createLogger } from '../../src/logger.js';
+import { createLogger } from '../../src/infra/logger.js';
 import type { CoreSettings } from '../../src/core/settings.js';
 import { createTestCore, type TestCore } from './core.js';
 import { createConformance, type Exchange } from './openapi-conformance.js';
@@ -29,7 +29,7 @@ export interface TestApiOptions {
   /** A core to serve (e.g. on Postgres, from `coreOn`); closed with the API. A fresh SQLite one otherwise. */
   core?: TestCore;
   /** Server options beyond the core's: request limits (none by default), idempotency bounds, metrics, timeout. */
-  server?: Pick<HttpServerDeps, 'limits' | 'idempotency' | 'metrics' | 'requestTimeoutMs' | 'botReady' | 'trustProxy'>;
+  server?: Pick<HttpServerDeps, 'limits' | 'idempotency' | 'metrics' | 'requestTimeoutMs' | 'botReady' | 'trustProxy' | 'redis'>;
 }
 
 export interface CallOptions {

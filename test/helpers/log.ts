@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
-import { createLogger, type Logger } from '../../src/logger.js';
+import { createLogger, type Logger } from '../../src/infra/logger.js';
 
 /** A real logger whose output is kept as text, for tests that check what was (and was not) logged. */
 export function capturedLogger(level: 'debug' | 'info' = 'debug'): { logger: Logger; text: () => string } {

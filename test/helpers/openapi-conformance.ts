@@ -1,4 +1,4 @@
-import { getOrCreate } from '../../src/get-or-create.js';
+import { getOrCreate } from '../../src/infra/get-or-create.js';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsPlugin from 'ajv-formats';
 
@@ -39,7 +39,8 @@ const addFormats = ((addFormatsPlugin as unknown as { default?: unknown }).defau
  * Checks exchanges against the OpenAPI 3.1 document the server serves, with a standard JSON Schema
  * 2020-12 validator (ajv): each reply's status must be documented for its operation and its body
  * must validate against that response's schema; a successful request's body, query and headers must
- * validate against the operation's request schemas. Replies no operation documents (an unknown
+ * validate against the operation's request schemas, and a query parameter or header a validation
+ * refusal names must not. Replies no operation documents (an unknown
  * route or method) must still be the documented error envelope. Returns one line per problem.
  */
 export function createConformance(document: Document) {
@@ -110,9 +111,41 @@ export function createConformance(document: Document) {
           problems.push(`${label}: reply does not match ${template}: ${errorsOf(validate)} in ${exchange.text.slice(0, 300)}`);
       }
       if (exchange.status < 300) problems.push(...checkRequest(label, operation, query, exchange));
+      if (exchange.status === 400) problems.push(...checkRefusedParameters(label, operation, query, exchange, body));
       return problems;
     },
   };
+
+  /**
+   * A query parameter or header the server refused (a validation item naming it) must be one the
+   * document refuses too, where the document can say so: given once (a parameter given twice is
+   * refused for that alone) and compared as OpenAPI tools do, coerced to the documented type.
+   */
+  function checkRefusedParameters(label: string, operation: Operation, query: string, exchange: Exchange, body: unknown): string[] {
+    const items = (body as { error?: unknown }).error;
+    if (!Array.isArray(items)) return [];
+    const given = new URLSearchParams(query);
+    const problems: string[] = [];
+    for (const item of items as { path?: unknown[] }[]) {
+      const name = item.path?.length === 1 ? item.path[0] : undefined;
+      if (typeof name !== 'string') continue;
+      const parameter = (operation.parameters ?? []).find(
+        (p) => p.schema && (p.in === 'query' ? p.name === name : p.in === 'header' && p.name.toLowerCase() === name.toLowerCase()),
+      );
+      if (!parameter) continue;
+      let value: string | undefined;
+      if (parameter.in === 'query') {
+        const values = given.getAll(name);
+        if (values.length === 1) value = values[0];
+      } else {
+        value = Object.entries(exchange.requestHeaders).find(([k]) => k.toLowerCase() === name.toLowerCase())?.[1];
+      }
+      if (value === undefined) continue;
+      if (compile(parameter.schema!, true)(value))
+        problems.push(`${label}: the server refuses ${parameter.in} ${name}=${JSON.stringify(value)}; the document allows it`);
+    }
+    return problems;
+  }
 
   /** A request the server accepted must be one the document allows. */
   function checkRequest(label: string, operation: Operation, query: string, exchange: Exchange): string[] {

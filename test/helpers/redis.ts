@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { closeRedis, connectRedis } from '../../src/redis.js';
+import { closeRedis, connectRedis } from '../../src/infra/redis.js';
 
 /** The Redis the shared-count tests use: `TEST_REDIS_URL`, or the machine's own. */
 export const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';

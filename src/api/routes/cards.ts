@@ -12,6 +12,11 @@ export function cardRoutes(app: ApiApp, { core, clock }: RouteDeps): void {
       config: { idempotent: true },
       schema: {
         summary: 'Create a card; the plan fee is taken from the wallet',
+        description:
+          'Refusals, checked in this order before the provider is asked to issue the card: 422 `Invalid BIN ID or BIN is disabled`, ' +
+          '`Invalid plan ID or plan is inactive`, `Initial balance of this BIN exceeds the plan limit. Initial balance: <n>, ' +
+          'Limit: <n>` (the BIN would start the card above its limit), `Invalid coupon: <reason>`, `Insufficient balance. ' +
+          'Required: <n>`; then 502 `Failed to issue card: <provider message>` (also when the provider does not answer in time).',
         tags: ['spec'],
         security: bearerAuth,
         body: core.schemas.createCard,

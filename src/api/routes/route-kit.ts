@@ -1,8 +1,8 @@
 import type { FastifyBaseLogger, FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { checkCardId, isUuid } from '../../core/card-queries.js';
-import type { Clock } from '../../core/clock.js';
-import { CardServiceError } from '../../core/errors.js';
+import { checkCardId, isUuid } from '../../core/operations/card-queries.js';
+import type { Clock } from '../../infra/clock.js';
+import { CardServiceError } from '../../core/rules/errors.js';
 import type { CardService } from '../../core/service.js';
 import { errorEnvelope } from '../http-schemas.js';
 

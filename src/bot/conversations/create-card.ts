@@ -1,11 +1,11 @@
 import { InlineKeyboard } from 'grammy';
-import type { CreateCardInput } from '../../core/schemas.js';
-import type { CreationQuote } from '../../core/views.js';
+import type { CardAccount, CreateCardInput, CreationQuote } from '../card-service/port.js';
 import type { ConversationContext } from '../context.js';
-import { conversationButton } from '../callback-data.js';
-import { refusalText } from '../errors.js';
-import { cardView, localMoney } from '../format.js';
-import { cardKeyboard } from '../keyboards.js';
+import { conversationButton } from '../ui/callback-data.js';
+import { refusalText } from '../ui/refusal-texts.js';
+import { cardView, localMoney } from '../ui/format.js';
+import { cardKeyboard } from '../ui/keyboards.js';
+import { show } from '../ui/screens.js';
 import type { Services } from '../services.js';
 import {
   buttonOf,
@@ -38,12 +38,18 @@ async function askCoupon(conversation: Convo, s: Services, ctx: ConversationCont
   return undefined;
 }
 
+/** A service with no creation quote: the plan's fee, before any coupon, against the wallet as it is. */
+async function planFeeQuote(account: CardAccount, fee: number): Promise<CreationQuote> {
+  const { balance } = await account.walletBalance();
+  return { planFee: fee, fee, walletBalance: balance, walletAfter: balance - fee };
+}
+
 /** Create a card: BIN, plan (limit and fee), name, optional coupon, summary with fee and wallet, confirm. */
 export function createCardConversation(s: Services) {
   return async function createCard(conversation: Convo, ctx: ConversationContext) {
-    const catalogue = await call(conversation, async () => ({
-      bins: await s.core.listBins(),
-      plans: await s.core.listPlans(),
+    const catalogue = await call(conversation, async (account) => ({
+      bins: await account.listBins(),
+      plans: await account.listPlans(),
     }));
     if ('refused' in catalogue) return sayRefusal(ctx, catalogue.refused);
     const { bins, plans } = catalogue.ok;
@@ -54,7 +60,7 @@ export function createCardConversation(s: Services) {
       ctx,
       ctx.t('create-pick-bin'),
       bins.map((b) => ({
-        label: ctx.t('bin-label', { bin: b.bin, network: b.network, category: b.wallet ? 'Wallet' : 'Online' }),
+        label: ctx.t('bin-label', { bin: b.bin, network: b.network ?? '—', category: b.wallet ? 'Wallet' : 'Online' }),
         value: b.id,
       })),
     );
@@ -75,7 +81,7 @@ export function createCardConversation(s: Services) {
     let name = '';
     for (;;) {
       const typed = await waitForText(conversation, s);
-      const parsed = s.core.schemas.createCard.shape.name.safeParse(typed.text);
+      const parsed = s.cards.rules.schemas.createCard.shape.name.safeParse(typed.text);
       if (parsed.success) {
         name = parsed.data;
         break;
@@ -88,7 +94,7 @@ export function createCardConversation(s: Services) {
     let ready: { input: CreateCardInput; quote: CreationQuote } | undefined;
     for (let prompt = ctx.t('create-ask-coupon'); ready === undefined; ) {
       coupon = await askCoupon(conversation, s, ctx, prompt);
-      const parsed = s.core.schemas.createCard.safeParse({
+      const parsed = s.cards.rules.schemas.createCard.safeParse({
         bin_id: bin.id,
         planId: plan.id,
         name,
@@ -98,7 +104,10 @@ export function createCardConversation(s: Services) {
         prompt = ctx.t('coupon-invalid', { message: issueText(ctx.t, parsed.error) });
         continue;
       }
-      const quoted = await call(conversation, (caller) => s.core.quoteCreateCard(caller, parsed.data));
+      const quoted = await call(
+        conversation,
+        async (account) => (await account.quoteCreateCard(parsed.data)) ?? (await planFeeQuote(account, plan.creationFee)),
+      );
       if ('ok' in quoted) ready = { input: parsed.data, quote: quoted.ok };
       else if (quoted.refused.code === 'INVALID_COUPON') prompt = refusalText(ctx.t, quoted.refused);
       else return sayRefusal(ctx, quoted.refused);
@@ -118,10 +127,13 @@ export function createCardConversation(s: Services) {
     });
     const confirmed = await confirm(conversation, ctx, s, summary);
     if (!confirmed) return;
-    const created = await call(conversation, (caller) => s.core.createCard(caller, input));
-    if ('refused' in created) return sayRefusal(confirmed, created.refused);
+    const created = await call(conversation, (account) => account.createCard(input));
+    if ('refused' in created) return show(confirmed, { text: refusalText(ctx.t, created.refused) });
+    // The summary becomes the new card's view, ready for its first top-up.
     const card = created.ok;
-    await confirmed.reply(ctx.t('create-done', { name: card.name, masked: card.maskedPan }));
-    await confirmed.reply(cardView(ctx.t, card, plan), { reply_markup: cardKeyboard(ctx.t, card) });
+    await show(confirmed, {
+      text: `${ctx.t('create-done', { name: card.name, masked: card.maskedPan })}\n\n${cardView(ctx.t, card, plan)}`,
+      keyboard: cardKeyboard(ctx.t, card, undefined, { watch: s.cards.watchCard !== undefined }),
+    });
   };
 }

@@ -2,42 +2,44 @@ import type { Conversation } from '@grammyjs/conversations';
 import type { Api, InlineKeyboard } from 'grammy';
 import { randomUUID } from 'node:crypto';
 import type { ZodError, ZodType } from 'zod';
-import type { Cents } from '../../core/money.js';
-import { toValidationIssue } from '../../core/schemas.js';
-import { isApiTokenShaped } from '../../core/secrets.js';
-import type { Caller } from '../../core/views.js';
-import { parseConversationButton } from '../callback-data.js';
+import type { Cents, CardAccount } from '../card-service/port.js';
+import { toValidationIssue, isApiTokenShaped } from '../card-service/from-core.js';
+import { parseConversationButton } from '../ui/callback-data.js';
 import type { BotContext, ConversationContext } from '../context.js';
-import { refusalText, toRefusal, validationIssueText, type Refusal } from '../errors.js';
-import { CardServiceError, type ErrorCode, type ParamsOf } from '../../core/errors.js';
-import { localMoney, parseTypedAmount } from '../format.js';
-import { confirmKeyboard, choiceKeyboard } from '../keyboards.js';
+import { refusalText, validationIssueText, type Refusal } from '../ui/refusal-texts.js';
+import { localMoney, parseTypedAmount } from '../ui/format.js';
+import { confirmKeyboard, choiceKeyboard } from '../ui/keyboards.js';
 import { claimConfirmation, deleteKv, flowButtonsKey, issueConfirmation, readKv, writeKv } from '../repository.js';
+import { show } from '../ui/screens.js';
 import { attempt, type Outcome, type Services } from '../services.js';
 
 export type Convo = Conversation<BotContext, ConversationContext>;
 
 /**
- * Runs a core call for the caller of the update being handled now (the link is re-checked on every
- * update), once: on replay the stored outcome is returned.
+ * Runs a card-service call for the account of the update being handled now (the link is re-checked on
+ * every update), once: on replay the stored outcome is returned.
  */
-export function call<T>(conversation: Convo, task: (caller: Caller) => Promise<T>): Promise<Outcome<T>> {
-  return conversation.external((octx) => attempt(() => task(requireCaller(octx))));
+export function call<T>(conversation: Convo, task: (account: CardAccount) => Promise<T>): Promise<Outcome<T>> {
+  return conversation.external((octx) => attempt(() => task(requireAccount(octx))));
 }
 
-function requireCaller(ctx: BotContext): Caller {
-  if (!ctx.caller) throw new Error('conversation update without a linked caller');
-  return ctx.caller;
+function requireAccount(ctx: BotContext): CardAccount {
+  if (!ctx.account) throw new Error('conversation update without a linked account');
+  return ctx.account;
+}
+
+/**
+ * The wallet balance an operation's result gave; from a service that leaves it out, read now (once: a
+ * replay keeps it), undefined when that read is refused.
+ */
+export async function walletAfter(conversation: Convo, given: Cents | undefined): Promise<Cents | undefined> {
+  if (given !== undefined) return given;
+  const read = await call(conversation, async (account) => (await account.walletBalance()).balance);
+  return 'ok' in read ? read.ok : undefined;
 }
 
 export async function sayRefusal(ctx: ConversationContext, refusal: Refusal): Promise<void> {
   await ctx.reply(refusalText(ctx.t, refusal));
-}
-
-/** A refusal the flow foresees from a quote, worded as the core's own (nothing was attempted). */
-export function foreseen<C extends ErrorCode>(code: C, params: ParamsOf<C>): Refusal {
-  const refused = CardServiceError as new (code: C, params: ParamsOf<C>) => CardServiceError<C>;
-  return toRefusal(new refused(code, params));
 }
 
 /** The default time a flow waits for the user before it expires. */
@@ -105,11 +107,15 @@ export async function askPresetAmount(
   text: string,
   schema: ZodType<{ amount: Cents }, { amount: number }>,
   presets: readonly Cents[],
+  /** An "All" button for this amount (a withdrawal: the whole card), after the presets. */
+  all?: Cents,
 ): Promise<Cents> {
   const nonce = await newNonce(conversation);
+  const takes = (amount: Cents) => schema.safeParse({ amount: amount / 100 }).success;
   const choices = presets
-    .filter((amount) => schema.safeParse({ amount: amount / 100 }).success)
+    .filter((amount) => takes(amount) && amount !== all)
     .map((amount) => ({ label: ctx.t('btn-amount', { amount: localMoney(amount) }), value: String(amount) }));
+  if (all !== undefined && takes(all)) choices.push({ label: ctx.t('btn-amount-all', { amount: localMoney(all) }), value: String(all) });
   choices.push({ label: ctx.t('btn-amount-other'), value: 'other' });
   await offer(conversation, s, ctx, text, choiceKeyboard(nonce, choices));
   const pressed = buttonOf(nonce);
@@ -213,7 +219,9 @@ export function buttonOf(nonce: string): (ctx: ConversationContext) => boolean {
 
 /**
  * Confirm or cancel. The confirmation's nonce is a row in the database, claimed with a conditional
- * update: a double tap or a press on an old message never runs the operation twice.
+ * update: a double tap or a press on an old message never runs the operation twice. Cancelled, the
+ * question's message says so in its place; confirmed, the flow puts its result there (`show` with the
+ * context returned).
  */
 export async function confirm(
   conversation: Convo,
@@ -232,7 +240,7 @@ export async function confirm(
   await takeOffPressed(conversation, s, pressed);
   if (parseConversationButton(pressed.callbackQuery!.data!)?.choice !== 'ok') {
     await pressed.answerCallbackQuery({ text: pressed.t('cancelled') });
-    await pressed.reply(pressed.t('cancelled'));
+    await show(pressed, { text: pressed.t('cancelled') });
     return undefined;
   }
   const claimed = await conversation.external(() => claimConfirmation(s.db, nonce, chatId, s.clock.now()));

@@ -1,26 +1,46 @@
 import type { ConversationContext } from '../context.js';
-import { cardView } from '../format.js';
-import { cardKeyboard } from '../keyboards.js';
+import { cardView } from '../ui/format.js';
+import { cardKeyboard } from '../ui/keyboards.js';
 import type { Services } from '../services.js';
 import type { CardFlowArgs } from './flows.js';
+import { refusalText, type Refusal } from '../ui/refusal-texts.js';
+import { show } from '../ui/screens.js';
 import { call, type Convo } from './kit.js';
 
 /** After an operation, the card view the flow started from is redrawn in place. */
 export async function refreshCardView(
   conversation: Convo,
-  ctx: ConversationContext,
   s: Services,
+  ctx: ConversationContext,
   { cardId, viewMessageId }: CardFlowArgs,
 ): Promise<void> {
   if (!viewMessageId || !ctx.chat) return;
-  const outcome = await call(conversation, async (caller) => {
-    const card = await s.core.getCard(caller, cardId);
-    const plan = (await s.core.listPlans()).find((p) => p.id === card.planId);
+  const outcome = await call(conversation, async (account) => {
+    const card = await account.getCard(cardId);
+    const plan = (await account.listPlans()).find((p) => p.id === card.planId);
     return { card, plan };
   });
   if (!('ok' in outcome)) return;
   const { card, plan } = outcome.ok;
   await ctx.api
-    .editMessageText(ctx.chat.id, viewMessageId, cardView(ctx.t, card, plan), { reply_markup: cardKeyboard(ctx.t, card) })
+    .editMessageText(ctx.chat.id, viewMessageId, cardView(ctx.t, card, plan), {
+      reply_markup: cardKeyboard(ctx.t, card, undefined, { watch: s.cards.watchCard !== undefined }),
+    })
     .catch(() => undefined);
+}
+
+/**
+ * A movement refused: the refusal said in the confirmation's place (`ctx` is the press on Confirm); when
+ * its outcome is not known (the answer was lost), the card view is read again, so the chat shows what the
+ * service now says rather than a guess.
+ */
+export async function sayMovementRefused(
+  conversation: Convo,
+  s: Services,
+  ctx: ConversationContext,
+  refusal: Refusal,
+  args: CardFlowArgs,
+): Promise<void> {
+  await show(ctx, { text: refusalText(ctx.t, refusal) });
+  if (refusal.code === 'OUTCOME_UNKNOWN') await refreshCardView(conversation, s, ctx, args);
 }

@@ -1,76 +1,86 @@
-import type { Cents } from '../../core/money.js';
+import type { Cents } from '../card-service/port.js';
 import type { ConversationContext } from '../context.js';
-import { refusalMessage, refusalText } from '../errors.js';
-import { localMoney } from '../format.js';
+import { refusalMessage, refusalText, type Refusal } from '../ui/refusal-texts.js';
+import { localMoney, localMoneyOrNone } from '../ui/format.js';
+import { show } from '../ui/screens.js';
 import type { Services } from '../services.js';
 import type { CardFlowArgs } from './flows.js';
-import { askPresetAmount, call, confirm, foreseen, sayRefusal, type Convo } from './kit.js';
-import { refreshCardView } from './refresh.js';
+import { askPresetAmount, call, confirm, sayRefusal, walletAfter, type Convo } from './kit.js';
+import { refreshCardView, sayMovementRefused } from './refresh.js';
 
 /** The amounts offered as buttons in the amount step (cents); "Other" types one. */
 export const TOPUP_PRESETS: readonly Cents[] = [1000, 2500, 5000, 10000];
 
 /**
- * Top-up: the cooldown first (nothing is asked while it runs), then the amount (buttons or typed), a quote
- * the service would refuse is refused here with the most that would pass (no cooldown starts), then the
- * quote with the platform fee and total, confirm, done.
+ * Top-up: a refusal the quote foresees whatever the amount (the cooldown, the card's state) first, nothing
+ * asked then; then the amount (buttons or typed); an amount the quote says the service would refuse is
+ * refused here, in the quote's own refusal, with the most that would pass (no cooldown starts); then the
+ * quote with the platform fee and total, confirm, done. The bot holds no rule: the quote's `refusal` is
+ * the service's.
  */
 export function topupConversation(s: Services) {
   return async function topup(conversation: Convo, ctx: ConversationContext, { cardId, viewMessageId, amount: given }: CardFlowArgs) {
-    const card = await call(conversation, (caller) => s.core.getCard(caller, cardId));
+    const card = await call(conversation, (account) => account.getCard(cardId));
     if ('refused' in card) return sayRefusal(ctx, card.refused);
-    const { topupMin, topupMax } = s.core.settings;
-    const before = await call(conversation, (caller) => s.core.quoteTopup(caller, cardId, { amount: topupMin }));
+    const { topupMin, topupMax } = s.cards.rules;
+    const before = await call(conversation, (account) => account.quoteTopup(cardId, { amount: topupMin }));
     if ('refused' in before) return sayRefusal(ctx, before.refused);
-    if (before.ok.cooldownSeconds > 0) return sayRefusal(ctx, foreseen('TOPUP_COOLDOWN', { seconds: before.ok.cooldownSeconds }));
-    let prompt = ctx.t('topup-ask', { name: card.ok.name, min: localMoney(topupMin), max: localMoney(topupMax) });
-    let typed = given !== undefined && s.core.schemas.topup.safeParse({ amount: given / 100 }).success ? given : undefined;
+    const early = before.ok?.refusal;
+    if (early && !refusesTheAmount(early)) return sayRefusal(ctx, early);
+    // What this card can take now (its plan's room and the wallet, fee included), not the service-wide range.
+    const canTake = Math.min(topupMax, before.ok?.maxAmount ?? topupMax);
+    if (canTake < topupMin) return void (await ctx.reply(ctx.t('topup-nothing-now', { min: localMoney(topupMin) })));
+    let prompt = ctx.t('topup-ask', { name: card.ok.name, min: localMoney(topupMin), max: localMoney(canTake) });
+    const presets = TOPUP_PRESETS.filter((preset) => preset <= canTake);
+    let typed = given !== undefined && s.cards.rules.schemas.topup.safeParse({ amount: given / 100 }).success ? given : undefined;
     for (;;) {
-      const amount = typed ?? (await askPresetAmount(conversation, s, ctx, prompt, s.core.schemas.topup, TOPUP_PRESETS));
+      const amount = typed ?? (await askPresetAmount(conversation, s, ctx, prompt, s.cards.rules.schemas.topup, presets));
       typed = undefined;
-      const quote = await call(conversation, (caller) => s.core.quoteTopup(caller, cardId, { amount }));
+      const quote = await call(conversation, (account) => account.quoteTopup(cardId, { amount }));
       if ('refused' in quote) {
         await sayRefusal(ctx, quote.refused);
         continue;
       }
       const q = quote.ok;
-      if (q.cooldownSeconds > 0) return sayRefusal(ctx, foreseen('TOPUP_COOLDOWN', { seconds: q.cooldownSeconds }));
-      const deposit = card.ok.limit - q.depositAvailable;
-      const refusal =
-        q.amount > q.depositAvailable
-          ? foreseen('CARD_LIMIT_EXCEEDED', { deposit, limit: card.ok.limit, available: Math.max(0, q.depositAvailable) })
-          : q.totalCharged > q.walletBalance
-            ? foreseen('INSUFFICIENT_WALLET_BALANCE', { total: q.totalCharged, amount, fee: q.platformFee, available: q.walletBalance })
-            : undefined;
-      if (refusal) {
-        if (q.maxAmount < topupMin) {
-          return void (await ctx.reply(`${refusalText(ctx.t, refusal)}\n${ctx.t('topup-nothing-now', { min: localMoney(topupMin) })}`));
+      let text: string;
+      if (q === undefined) {
+        // A service with no quote: the fee is known once the top-up is done.
+        text = ctx.t('topup-confirm-unquoted', { name: card.ok.name, amount: localMoney(amount) });
+      } else {
+        const refusal = q.refusal;
+        if (refusal && !refusesTheAmount(refusal)) return sayRefusal(ctx, refusal);
+        if (refusal) {
+          const maxAmount = q.maxAmount ?? topupMax;
+          if (maxAmount < topupMin) {
+            return void (await ctx.reply(`${refusalText(ctx.t, refusal)}\n${ctx.t('topup-nothing-now', { min: localMoney(topupMin) })}`));
+          }
+          prompt = `${refusalMessage(ctx.t, refusal)}\n${ctx.t('topup-max-now', { max: localMoney(maxAmount) })}`;
+          continue;
         }
-        prompt = `${refusalMessage(ctx.t, refusal)}\n${ctx.t('topup-max-now', { max: localMoney(q.maxAmount) })}`;
-        continue;
+        const wallet = await walletAfter(conversation, q.walletBalance);
+        text = ctx.t('topup-quote', {
+          amount: localMoney(q.amount ?? amount),
+          category: q.category ?? card.ok.category,
+          fee: localMoney(q.platformFee),
+          total: localMoney(q.totalCharged),
+          walletAfter: localMoneyOrNone(wallet === undefined ? undefined : wallet - q.totalCharged),
+        });
       }
-      const text = ctx.t('topup-quote', {
-        amount: localMoney(q.amount),
-        category: q.category,
-        fee: localMoney(q.platformFee),
-        total: localMoney(q.totalCharged),
-        walletAfter: localMoney(q.walletBalance - q.totalCharged),
-      });
       const confirmed = await confirm(conversation, ctx, s, text);
       if (!confirmed) return;
-      const result = await call(conversation, (caller) => s.core.topup(caller, cardId, { amount }));
-      if ('refused' in result) return sayRefusal(confirmed, result.refused);
+      const result = await call(conversation, (account) => account.topup(cardId, { amount }));
+      if ('refused' in result) return sayMovementRefused(conversation, s, confirmed, result.refused, { cardId, viewMessageId });
       const r = result.ok;
-      await confirmed.reply(
-        ctx.t('topup-done', {
-          amount: localMoney(amount),
-          fee: localMoney(r.platformFee),
-          cardBalance: localMoney(r.newCardBalance),
-          wallet: localMoney(r.walletBalance),
-        }),
-      );
-      await refreshCardView(conversation, confirmed, s, { cardId, viewMessageId });
+      const wallet = localMoneyOrNone(await walletAfter(conversation, r.walletBalance));
+      const done = { amount: localMoney(amount), fee: localMoney(r.platformFee), cardBalance: localMoney(r.newCardBalance), wallet };
+      await show(confirmed, { text: ctx.t('topup-done', done) });
+      await refreshCardView(conversation, s, confirmed, { cardId, viewMessageId });
       return;
     }
   };
+}
+
+/** A refusal of this amount (the plan's limit, the wallet), answered with the most that would pass; any other ends the flow. */
+function refusesTheAmount(refusal: Refusal): boolean {
+  return refusal.code === 'CARD_LIMIT_EXCEEDED' || refusal.code === 'INSUFFICIENT_WALLET_BALANCE';
 }

@@ -1,9 +1,8 @@
 import { Composer, type Context } from 'grammy';
-import { isDepositError } from '../../core/deposit-errors.js';
-import type { DepositRequest } from '../../core/deposits.js';
-import type { ServiceStats } from '../../core/stats.js';
+import { isDepositError } from '../card-service/from-core.js';
+import type { DepositRequest, ServiceStats } from '../card-service/from-core.js';
 import type { BotContext } from '../context.js';
-import { ADMIN_CHAT_LOCALE } from '../deposit-notices.js';
+import { ADMIN_CHAT_LOCALE } from '../jobs/deposit-notices.js';
 import {
   adminName,
   decisionKeyboard,
@@ -13,11 +12,11 @@ import {
   reasonsKeyboard,
   requestCard,
   translatorIn,
-} from '../deposit-texts.js';
-import { loggableError } from '../../log-safe.js';
-import { localMoney, type T } from '../format.js';
-import { deleteKv, readKv, writeKv } from '../repository.js';
-import type { Services } from '../services.js';
+} from '../ui/deposit-texts.js';
+import { loggableError } from '../../infra/log-safe.js';
+import { localMoney, type T } from '../ui/format.js';
+import { botStats, deleteKv, readKv, writeKv } from '../repository.js';
+import { fundingOf, type Services } from '../services.js';
 
 /** Where the request behind a "reply with the reason" prompt is kept: the prompt's message, in the admins' chat. */
 const reasonPromptKey = (chatId: number, promptMessageId: number) => `deposit-reason:${chatId}:${promptMessageId}`;
@@ -36,7 +35,7 @@ export function adminChatFeature(s: Services): Composer<BotContext> {
 
   adminChat.command('stats', async (ctx) => {
     if (!isAdmin(ctx)) return ctx.reply(ctx.t('admin-not-allowed'));
-    await ctx.reply(statsText(ctx.t, await s.funding.stats.read()));
+    await ctx.reply(statsText(ctx.t, await fundingOf(s).stats.read()));
   });
 
   adminChat.callbackQuery(/^dr:/, async (ctx) => {
@@ -53,14 +52,14 @@ export function adminChatFeature(s: Services): Composer<BotContext> {
           });
           return;
         case 'approve': {
-          const { request } = await s.funding.deposits.approve(data.id, decidedBy(ctx));
+          const { request } = await fundingOf(s).deposits.approve(data.id, decidedBy(ctx));
           await ctx.answerCallbackQuery({ text: ctx.t('deposit-approved-short', { id: String(request.id) }) });
           await showDecision(ctx, s, ctx.callbackQuery.message?.message_id, request);
           return;
         }
         case 'reject': {
           const reason = translatorIn(s.i18n, 'en')(presetReasonKey(data.preset));
-          const request = await s.funding.deposits.reject(data.id, decidedBy(ctx), reason);
+          const request = await fundingOf(s).deposits.reject(data.id, decidedBy(ctx), reason);
           await ctx.answerCallbackQuery({ text: ctx.t('deposit-rejected-short', { id: String(request.id) }) });
           await showDecision(ctx, s, ctx.callbackQuery.message?.message_id, request);
           return;
@@ -80,7 +79,7 @@ export function adminChatFeature(s: Services): Composer<BotContext> {
       await ctx.answerCallbackQuery({ text: depositRefusalText(ctx.t, error), show_alert: true });
       // Decided elsewhere (another admin, the command line): the card shows how.
       if (error.code === 'ALREADY_DECIDED')
-        await showDecision(ctx, s, ctx.callbackQuery.message?.message_id, await s.funding.deposits.get(data.id));
+        await showDecision(ctx, s, ctx.callbackQuery.message?.message_id, await fundingOf(s).deposits.get(data.id));
     }
   });
 
@@ -93,7 +92,7 @@ export function adminChatFeature(s: Services): Composer<BotContext> {
     if (!isAdmin(ctx)) return ctx.reply(ctx.t('admin-not-allowed'));
     const [id, card] = stored.split(':').map(Number) as [number, number];
     try {
-      const request = await s.funding.deposits.reject(id, decidedBy(ctx), ctx.message.text);
+      const request = await fundingOf(s).deposits.reject(id, decidedBy(ctx), ctx.message.text);
       await deleteKv(s.db, key);
       await ctx.reply(ctx.t('deposit-rejected-short', { id: String(id) }));
       await showDecision(ctx, s, card, request);
@@ -130,4 +129,19 @@ function statsText(t: T, stats: ServiceStats): string {
     pending: stats.pendingDeposits.count,
     pendingAmount: localMoney(stats.pendingDeposits.amount),
   });
+}
+
+/**
+ * The admins' chat in remote mode: `/stats` counts what the bot sees (linked chats and users, the cards it
+ * knows and watches, pushes today); there are no deposit requests to decide (money in is the service's).
+ */
+export function remoteAdminChatFeature(s: Services): Composer<BotContext> {
+  const composer = new Composer<BotContext>();
+  const adminChat = composer.filter((ctx) => s.config.adminChatId !== undefined && ctx.chat?.id === s.config.adminChatId);
+  adminChat.command('stats', async (ctx) => {
+    if (!ctx.from || !(s.config.adminUserIds ?? []).includes(ctx.from.id)) return ctx.reply(ctx.t('admin-not-allowed'));
+    const stats = await botStats(s.db, s.clock.now());
+    await ctx.reply(ctx.t('stats-remote', { day: s.clock.now().toISOString().slice(0, 10), ...stats }));
+  });
+  return composer;
 }

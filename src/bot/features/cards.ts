@@ -1,10 +1,10 @@
 import { Composer } from 'grammy';
-import { decodeCallback, type CallbackData } from '../callback-data.js';
+import { decodeCallback, type CallbackData } from '../ui/callback-data.js';
 import type { BotContext } from '../context.js';
 import { enterFlow } from '../conversations/flows.js';
-import { detailsMessage, localDateTime, localMoney, parseTypedAmount } from '../format.js';
-import { otpKeyboard, webAppDetailsKeyboard } from '../keyboards.js';
-import { callerOf, cardListScreen, cardScreen, show, transactionsScreen, webAppDetailsUrl } from '../screens.js';
+import { detailsMessage, localDateTime, localMoney, parseTypedAmount } from '../ui/format.js';
+import { otpKeyboard, webAppDetailsKeyboard } from '../ui/keyboards.js';
+import { accountOf, cardListScreen, knownCards, cardScreen, show, transactionsScreen, webAppDetailsUrl } from '../ui/screens.js';
 import { lastCardKey, writeKv } from '../repository.js';
 import { deleteLater, type Services } from '../services.js';
 import { WEBAPP_NONCE_TTL_SECONDS } from '../webapp-nonces.js';
@@ -21,6 +21,13 @@ export function cardsFeature(s: Services): Composer<BotContext> {
     const notice = await handle(ctx, s, data);
     await ctx.answerCallbackQuery(notice ? { text: notice } : undefined);
   });
+  // A card the bot does not know yet (a remote service lists none): added by its id, if the service says it is the user's.
+  composer.command('addcard', async (ctx) => {
+    const cardId = ctx.match.trim();
+    if (!cardId) return void (await ctx.reply(ctx.t('addcard-usage')));
+    await accountOf(ctx).getCard(cardId);
+    await show(ctx, await cardScreen(ctx, s, cardId));
+  });
   for (const action of ['topup', 'freeze', 'details'] as const) {
     composer.command(action, (ctx) => cardShortcut(ctx, s, action, action === 'topup' ? centsOf(ctx.match) : undefined));
   }
@@ -32,14 +39,14 @@ export function cardsFeature(s: Services): Composer<BotContext> {
  * straight to the card when the caller has one open card, else a list to pick it from.
  */
 export async function cardShortcut(ctx: BotContext, s: Services, action: 'topup' | 'freeze' | 'details', amount?: number): Promise<void> {
-  const open = (await s.core.listCards(callerOf(ctx))).filter((c) => c.status !== 'closed');
-  if (open.length !== 1) return show(ctx, await cardListScreen(ctx, s, action), 'reply');
+  const open = (await knownCards(ctx, s)).filter((c) => c.status !== 'closed');
+  if (open.length !== 1) return show(ctx, await cardListScreen(ctx, s, action));
   const cardId = open[0]!.id;
   if (action === 'topup') return enterFlow.topup(ctx, { cardId, amount });
   if (action === 'details') return void (await handle(ctx, s, { kind: 'card', action, cardId }));
-  await s.core.freeze(callerOf(ctx), cardId);
+  await accountOf(ctx).freeze(cardId);
   await ctx.reply(ctx.t('card-frozen'));
-  await show(ctx, await cardScreen(ctx, s, cardId), 'reply');
+  await show(ctx, await cardScreen(ctx, s, cardId));
 }
 
 /** The amount typed after `/topup`, in cents; none when there is none or it is not a number. */
@@ -51,11 +58,11 @@ function centsOf(text: string): number | undefined {
 /** Runs one button; returns the short notice for the callback answer, if any. */
 async function handle(ctx: BotContext, s: Services, data: CallbackData): Promise<string | undefined> {
   if (data.kind === 'cards') {
-    await show(ctx, await cardListScreen(ctx, s), 'edit');
+    await show(ctx, await cardListScreen(ctx, s));
     return;
   }
   if (data.kind === 'tx') {
-    await show(ctx, await transactionsScreen(ctx, s, data.page, data.cardId), 'edit');
+    await show(ctx, await transactionsScreen(ctx, data.page, data.cardId));
     return;
   }
   const notice = await act(ctx, s, data);
@@ -67,30 +74,35 @@ async function handle(ctx: BotContext, s: Services, data: CallbackData): Promise
 /** One card button's action; returns the short notice for the callback answer, if any. */
 async function act(ctx: BotContext, s: Services, data: Extract<CallbackData, { kind: 'card' }>): Promise<string | undefined> {
   const { cardId } = data;
-  const caller = callerOf(ctx);
+  const account = accountOf(ctx);
   switch (data.action) {
     case 'view':
-      await show(ctx, await cardScreen(ctx, s, cardId), 'edit');
+      await show(ctx, await cardScreen(ctx, s, cardId));
       return;
     case 'freeze':
-      await s.core.freeze(caller, cardId);
-      await show(ctx, await cardScreen(ctx, s, cardId), 'edit');
+      await account.freeze(cardId);
+      await show(ctx, await cardScreen(ctx, s, cardId));
       return ctx.t('card-frozen');
-    case 'alertfreeze':
-      await s.core.freeze(caller, cardId);
+    case 'alertview':
+      // Under a pushed alert: the card in a message of its own, the alert kept as it was.
       await ctx.editMessageReplyMarkup({ reply_markup: undefined }).catch(() => undefined);
-      await show(ctx, await cardScreen(ctx, s, cardId), 'reply');
+      await show(ctx, await cardScreen(ctx, s, cardId), { apart: true });
+      return;
+    case 'alertfreeze':
+      await account.freeze(cardId);
+      await ctx.editMessageReplyMarkup({ reply_markup: undefined }).catch(() => undefined);
+      await show(ctx, await cardScreen(ctx, s, cardId), { apart: true });
       return ctx.t('card-frozen');
     case 'unfreeze':
-      await s.core.unfreeze(caller, cardId);
-      await show(ctx, await cardScreen(ctx, s, cardId), 'edit');
+      await account.unfreeze(cardId);
+      await show(ctx, await cardScreen(ctx, s, cardId));
       return ctx.t('card-unfrozen');
     case 'details': {
       // With the Mini App, the details never enter the chat: a view drawn without its button (a flow's
       // redraw, an older message) gets one here, removed when its nonce expires.
       if (s.config.webAppUrl !== undefined) {
         // Refuses a card that is not the caller's here, as the details themselves would.
-        await s.core.getCard(caller, cardId);
+        await account.getCard(cardId);
         const detailsUrl = await webAppDetailsUrl(ctx, s, cardId);
         if (detailsUrl) {
           const minutes = WEBAPP_NONCE_TTL_SECONDS / 60;
@@ -99,7 +111,7 @@ async function act(ctx: BotContext, s: Services, data: Extract<CallbackData, { k
           return;
         }
       }
-      const details = await s.core.getSensitiveDetails(caller, cardId);
+      const details = await account.getSensitiveDetails(cardId);
       const ttl = s.config.sensitiveTtlSeconds;
       const { text, entities } = detailsMessage(ctx.t, details, ttl);
       const sent = await ctx.reply(text, { entities, protect_content: true });
@@ -107,8 +119,8 @@ async function act(ctx: BotContext, s: Services, data: Extract<CallbackData, { k
       return;
     }
     case 'otps': {
-      const card = await s.core.getCard(caller, cardId);
-      const list = await s.core.listOtps(caller, cardId);
+      const card = await account.getCard(cardId);
+      const list = await account.listOtps(cardId);
       const lines = list.otps.map((otp) =>
         ctx.t('otp-line', {
           code: otp.code,
@@ -117,14 +129,28 @@ async function act(ctx: BotContext, s: Services, data: Extract<CallbackData, { k
           at: localDateTime(otp.createdAt),
         }),
       );
-      const text = lines.length ? [ctx.t('otps-title', { name: card.name }), ...lines].join('\n') : ctx.t('otps-none');
-      const sent = await ctx.reply(text, { reply_markup: otpKeyboard(ctx.t, cardId), protect_content: true });
-      if (lines.length) await deleteLater(s, sent.chat.id, sent.message_id, s.config.otpTtlSeconds);
+      // The e-mail request is offered only by a service that has it; "waiting for a code" where OTPs are polled.
+      const offer = { email: account.requestOtp !== undefined, watch: s.cards.watchCard !== undefined };
+      // None yet: said in place, with the way back to the card. Codes: a message of their own that deletes itself.
+      if (!lines.length)
+        return void (await show(ctx, { text: ctx.t('otps-none'), keyboard: otpKeyboard(ctx.t, cardId, { ...offer, back: true }) }));
+      const text = [ctx.t('otps-title', { name: card.name }), ...lines].join('\n');
+      const sent = await ctx.reply(text, { reply_markup: otpKeyboard(ctx.t, cardId, offer), protect_content: true });
+      await deleteLater(s, sent.chat.id, sent.message_id, s.config.otpTtlSeconds);
       return;
     }
+    case 'watch': {
+      if (s.cards.watchCard === undefined) return ctx.t('button-expired');
+      // Refuses a card that is not the caller's (or gone) before anything is watched.
+      await account.getCard(cardId);
+      await s.cards.watchCard(account, cardId);
+      return ctx.t('watch-started', { minutes: 5 });
+    }
     case 'reqotp': {
-      const requested = await s.core.requestOtp(caller, cardId);
-      const sent = await ctx.reply(ctx.t('otp-requested', { name: requested.cardInfo.name, code: requested.cardInfo.otpCode }), {
+      if (account.requestOtp === undefined) return ctx.t('button-expired');
+      const requested = await account.requestOtp(cardId);
+      const name = requested.cardInfo?.name ?? (await account.getCard(cardId)).name;
+      const sent = await ctx.reply(ctx.t('otp-requested', { name, code: requested.cardInfo?.otpCode ?? '—' }), {
         protect_content: true,
       });
       await deleteLater(s, sent.chat.id, sent.message_id, s.config.otpTtlSeconds);

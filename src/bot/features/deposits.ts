@@ -1,22 +1,22 @@
 import { randomUUID } from 'node:crypto';
 import { Composer } from 'grammy';
-import { isDepositError } from '../../core/deposit-errors.js';
-import { NOTE_MAX_LENGTH } from '../../core/deposits.js';
-import type { Cents } from '../../core/money.js';
+import { isDepositError, NOTE_MAX_LENGTH } from '../card-service/from-core.js';
+import type { Cents } from '../card-service/port.js';
 import type { BotContext } from '../context.js';
 import { issueText } from '../conversations/kit.js';
-import { postToAdmins } from '../deposit-notices.js';
+import { postToAdmins } from '../jobs/deposit-notices.js';
 import {
   decodeDepositCallback,
   depositChoiceKeyboard,
   depositRefusalText,
   type DepositChoice,
   presetAmountsKeyboard,
-} from '../deposit-texts.js';
-import { localMoney, parseTypedAmount } from '../format.js';
+} from '../ui/deposit-texts.js';
+import { localMoney, parseTypedAmount } from '../ui/format.js';
 import { deleteKv, readKv, writeKv } from '../repository.js';
-import { callerOf } from '../screens.js';
-import type { Services } from '../services.js';
+import { withMenuButton } from '../ui/keyboards.js';
+import { accountOf, show } from '../ui/screens.js';
+import { fundingOf, type Services } from '../services.js';
 import { sendWalletInvoice } from './payments.js';
 
 /** An amount (and note) waiting for the cardholder to choose how to pay it in; one per chat, the latest. */
@@ -37,11 +37,11 @@ const draftKey = (chatId: number) => `deposit-draft:${chatId}`;
  * other amount or a note for the admins (a transfer reference).
  */
 export async function showAddMoney(ctx: BotContext, s: Services): Promise<void> {
-  const { topupMin, topupMax } = s.core.settings;
+  if (s.cards.funding === undefined) return show(ctx, { text: ctx.t('funding-unavailable'), keyboard: withMenuButton(ctx.t) });
+  const { topupMin, topupMax } = s.cards.rules;
   const within = (amount: Cents) => amount >= topupMin && amount <= topupMax;
-  await ctx.reply(ctx.t('deposit-intro', { min: localMoney(topupMin), max: localMoney(topupMax) }), {
-    reply_markup: presetAmountsKeyboard(within),
-  });
+  const text = ctx.t('deposit-intro', { min: localMoney(topupMin), max: localMoney(topupMax) });
+  await show(ctx, { text, keyboard: presetAmountsKeyboard(ctx.t, within) });
 }
 
 /**
@@ -51,6 +51,10 @@ export async function showAddMoney(ctx: BotContext, s: Services): Promise<void> 
  */
 export function depositsFeature(s: Services): Composer<BotContext> {
   const composer = new Composer<BotContext>();
+  if (s.cards.funding === undefined) {
+    composer.command('deposit', (ctx) => showAddMoney(ctx, s));
+    return composer;
+  }
   composer.command('deposit', async (ctx) => {
     const [, amount, note] = /^(\S+)\s*([\s\S]*)$/.exec(ctx.match.trim()) ?? [];
     if (amount === undefined) return showAddMoney(ctx, s);
@@ -73,7 +77,7 @@ export function depositsFeature(s: Services): Composer<BotContext> {
 
 /** Checks the amount (and note) and asks how to pay it in. */
 async function offer(ctx: BotContext, s: Services, typed: number, note: string | null): Promise<void> {
-  const parsed = s.core.schemas.topup.safeParse({ amount: typed });
+  const parsed = s.cards.rules.schemas.topup.safeParse({ amount: typed });
   if (!parsed.success) {
     await ctx.reply(ctx.t('deposit-amount-invalid', { message: issueText(ctx.t, parsed.error) }));
     return;
@@ -84,14 +88,14 @@ async function offer(ctx: BotContext, s: Services, typed: number, note: string |
   }
   const draft: Draft = {
     nonce: randomUUID().slice(0, 8),
-    userId: callerOf(ctx).userId,
+    userId: accountOf(ctx).userId,
     amount: parsed.data.amount,
     note,
     at: s.clock.now().getTime(),
   };
   await writeKv(s.db, draftKey(ctx.chat!.id), JSON.stringify(draft), s.clock.now());
   const text = ctx.t('deposit-offer', { amount: localMoney(draft.amount), note: note ?? '—' });
-  await ctx.reply(text, { reply_markup: depositChoiceKeyboard(ctx.t, draft.nonce, s.config.paymentProviderToken !== undefined) });
+  await show(ctx, { text, keyboard: depositChoiceKeyboard(ctx.t, draft.nonce, s.config.paymentProviderToken !== undefined) });
 }
 
 /**
@@ -105,25 +109,28 @@ async function takeDraft(ctx: BotContext, s: Services, nonce: string): Promise<D
   if (!draft || draft.nonce !== nonce) return undefined;
   await deleteKv(s.db, key);
   const fresh = s.clock.now().getTime() - draft.at < DRAFT_TTL_MS;
-  return fresh && draft.userId === callerOf(ctx).userId ? draft : undefined;
+  return fresh && draft.userId === accountOf(ctx).userId ? draft : undefined;
 }
 
+/** What each choice does; its answer takes the offer's place (an invoice comes as a message of its own). */
 const choose: Record<DepositChoice, (ctx: BotContext, s: Services, draft: Draft) => Promise<unknown>> = {
-  cancel: (ctx) => ctx.reply(ctx.t('cancelled')),
+  cancel: (ctx) => show(ctx, { text: ctx.t('cancelled') }),
   pay: (ctx, s, draft) => sendWalletInvoice(ctx, s, draft.amount),
   async request(ctx, s, draft) {
     try {
-      const request = await s.funding.deposits.request({
+      const request = await fundingOf(s).deposits.request({
         userId: draft.userId,
         amount: draft.amount,
         note: draft.note,
         chatId: ctx.chat!.id,
       });
-      await ctx.reply(ctx.t('deposit-requested', { id: String(request.id), amount: localMoney(request.amount) }));
+      // With no admins' chat, nobody is sent anything: the request waits for the operator's `deposits list`.
+      const said = s.config.adminChatId === undefined ? 'deposit-requested-recorded' : 'deposit-requested';
+      await show(ctx, { text: ctx.t(said, { id: String(request.id), amount: localMoney(request.amount) }) });
       await postToAdmins(ctx.api, s, request);
     } catch (error) {
       if (!isDepositError(error)) throw error;
-      await ctx.reply(depositRefusalText(ctx.t, error));
+      await show(ctx, { text: depositRefusalText(ctx.t, error) });
     }
   },
 };

@@ -1,10 +1,9 @@
 import { Composer, GrammyError } from 'grammy';
-import { isCardServiceError } from '../../core/errors.js';
-import { hashToken } from '../../core/secrets.js';
+import { isCardServiceError, hashToken } from '../card-service/from-core.js';
 import type { BotContext } from '../context.js';
-import { refusalMessage, toRefusal } from '../errors.js';
-import { localeOf } from '../i18n.js';
-import { loggableError } from '../../log-safe.js';
+import { refusalMessage, toRefusal } from '../ui/refusal-texts.js';
+import { localeOf } from '../ui/i18n.js';
+import { loggableError } from '../../infra/log-safe.js';
 import { chatLocaleKey, readChatRecord, writeKv } from '../repository.js';
 import type { Services } from '../services.js';
 import { mainMenuText, type MainMenu } from './menu.js';
@@ -14,7 +13,7 @@ const TOKEN_SHAPE = /^\S{16,200}$/;
 
 /**
  * Reads a private chat's link and conversation state in one statement, for the conversations plugin
- * (src/bot/storage.ts) and `callerMiddleware`. Read on every update, never kept: a link or a flow ended
+ * (src/bot/runtime/storage.ts) and `callerMiddleware`. Read on every update, never kept: a link or a flow ended
  * by another process is seen at once.
  */
 export function chatRecordReader(s: Services) {
@@ -25,7 +24,7 @@ export function chatRecordReader(s: Services) {
 }
 
 /**
- * Resolves the chat's link to a caller on every update, so a revoked token stops working at once.
+ * Resolves the chat's link to its account on every update, so a revoked token stops working at once.
  * A revoked link is forgotten, and the user told once. The link is the one `chatRecordReader` read,
  * when it ran.
  */
@@ -35,7 +34,7 @@ export function callerMiddleware(s: Services) {
     const link = chat && (ctx.chatRecord ? ctx.chatRecord.link : await s.links.find(chat.id));
     if (link) {
       try {
-        ctx.caller = await s.core.authenticateByTokenHash(link.tokenHash);
+        ctx.account = await s.cards.account(link);
         ctx.link = link;
       } catch (error) {
         if (!isCardServiceError(error) || error.code !== 'INVALID_TOKEN') throw error;
@@ -78,12 +77,18 @@ export function replyNotDeleted(ctx: BotContext, text = ctx.t('token-not-deleted
 /** Links the chat to `token` (leaving any flow under the old link); the message carrying it is deleted already. */
 export async function linkChat(s: Services, mainMenu: MainMenu, ctx: BotContext, token: string): Promise<void> {
   try {
-    const caller = await s.core.authenticate(token);
-    await s.links.save({ chatId: ctx.chat!.id, userId: caller.userId, tokenHash: hashToken(token) }, s.clock.now());
+    const account = await s.cards.checkToken(token);
+    const chatId = ctx.chat!.id;
+    const sealedToken = s.cards.sealToken?.(token, chatId);
+    await s.links.save(
+      { chatId, userId: account.userId, tokenHash: hashToken(token), ...(sealedToken ? { sealedToken } : {}) },
+      s.clock.now(),
+    );
     await writeKv(s.db, chatLocaleKey(ctx.chat!.id), localeOf(ctx), s.clock.now());
     await ctx.conversation.exitAll();
-    ctx.caller = caller;
-    ctx.logger.info({ userId: caller.userId, chatId: ctx.chat!.id }, 'chat linked');
+    ctx.account = account;
+    await s.cards.linked?.(account);
+    ctx.logger.info({ userId: account.userId, chatId: ctx.chat!.id }, 'chat linked');
     await ctx.reply(`${ctx.t('link-ok')}\n\n${mainMenuText(ctx)}`, { reply_markup: mainMenu });
   } catch (error) {
     if (!isCardServiceError(error)) throw error;
@@ -101,7 +106,7 @@ export function linkFeature(s: Services, mainMenu: MainMenu): Composer<BotContex
   };
 
   composer.command('start', async (ctx) => {
-    if (ctx.caller) await ctx.reply(`${ctx.t('start-linked')}\n\n${mainMenuText(ctx)}`, { reply_markup: mainMenu });
+    if (ctx.account) await ctx.reply(`${ctx.t('start-linked')}\n\n${mainMenuText(ctx)}`, { reply_markup: mainMenu });
     else await ctx.reply(ctx.t('start-welcome'));
   });
   composer.command('link', async (ctx) => {
@@ -114,18 +119,18 @@ export function linkFeature(s: Services, mainMenu: MainMenu): Composer<BotContex
   });
   composer.command('unlink', async (ctx) => {
     const removed = await s.links.delete(ctx.chat.id);
-    ctx.caller = undefined;
+    ctx.account = undefined;
     await ctx.conversation.exitAll();
     await ctx.reply(ctx.t(removed ? 'unlink-done' : 'unlink-none'));
   });
   // Our own tokens never get this far (features/pasted-token.ts); in a chat not linked yet, any other
   // token-like text is taken as a token too: deleted at once and tried.
   composer.on('message:text').filter(
-    (ctx) => !ctx.caller && !ctx.msg.text.startsWith('/') && TOKEN_SHAPE.test(ctx.msg.text.trim()),
+    (ctx) => !ctx.account && !ctx.msg.text.startsWith('/') && TOKEN_SHAPE.test(ctx.msg.text.trim()),
     (ctx) => link(ctx, ctx.msg.text.trim()),
   );
   composer.on('message').filter(
-    (ctx) => !ctx.caller,
+    (ctx) => !ctx.account,
     (ctx) => ctx.reply(ctx.t('not-linked')),
   );
   return outer;
@@ -137,7 +142,7 @@ export function linkFeature(s: Services, mainMenu: MainMenu): Composer<BotContex
  */
 export function requireLinked() {
   return async (ctx: BotContext, next: () => Promise<void>) => {
-    if (ctx.caller) return next();
+    if (ctx.account) return next();
     const text = ctx.message?.text;
     if (text !== undefined && (!text.startsWith('/') || /^\/(start|link|unlink)\b/.test(text))) return next();
     if (ctx.callbackQuery) await ctx.answerCallbackQuery({ text: ctx.t('not-linked'), show_alert: true });

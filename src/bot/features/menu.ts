@@ -3,13 +3,24 @@ import type { BotContext } from '../context.js';
 import { enterFlow } from '../conversations/flows.js';
 import { cardShortcut } from './cards.js';
 import { showAddMoney } from './deposits.js';
-import { FixedMenu, type FixedButton } from '../fixed-menu.js';
-import { cardListScreen, show, transactionsScreen, walletScreen } from '../screens.js';
+import { FixedMenu, type FixedButton } from '../ui/fixed-menu.js';
+import { MAIN_MENU_BUTTON } from '../ui/callback-data.js';
+import { withMenuButton } from '../ui/keyboards.js';
+import { cardListScreen, type Screen, show, transactionsScreen, walletScreen } from '../ui/screens.js';
 import type { Services } from '../services.js';
 
 export type MainMenu = FixedMenu<BotContext>;
 
 export const mainMenuText = (ctx: BotContext) => ctx.t('menu-title');
+
+/** The main menu as a screen, for the "Menu" button that draws it again in place of the screen it led to. */
+async function mainMenuScreen(ctx: BotContext, mainMenu: MainMenu): Promise<Screen> {
+  return { text: mainMenuText(ctx), keyboard: await mainMenu.markup(ctx) };
+}
+
+function helpScreen(ctx: BotContext, s: Services): Screen {
+  return { text: ctx.t('help', { ttl: s.config.sensitiveTtlSeconds }), keyboard: withMenuButton(ctx.t) };
+}
 
 /**
  * The main menu's layout, as its fingerprint: a press on a menu drawn with another layout is answered as
@@ -19,8 +30,9 @@ export const mainMenuText = (ctx: BotContext) => ctx.t('menu-title');
 const MAIN_MENU_LAYOUT = 'main:3';
 
 /**
- * The main menu. Its buttons only read and then answer with a new message, so the menu stays put
- * under its own message; "New card" enters the create conversation (registered before this menu).
+ * The main menu. Its screens (wallet, cards, transactions, OTPs, help, the card to top up) are drawn in
+ * the menu's own message, each with a "Menu" button back; "New card" enters the create conversation
+ * (registered before this menu), which asks in messages of its own.
  */
 export function createMainMenu(s: Services): MainMenu {
   // Each button answers its press itself, beside its handler as the plugin does (whose own answer builds
@@ -42,17 +54,17 @@ export function createMainMenu(s: Services): MainMenu {
     },
     [
       [
-        button('menu-wallet', async (ctx) => show(ctx, await walletScreen(ctx, s), 'reply')),
-        button('menu-cards', async (ctx) => show(ctx, await cardListScreen(ctx, s), 'reply')),
+        button('menu-wallet', async (ctx) => show(ctx, await walletScreen(ctx))),
+        button('menu-cards', async (ctx) => show(ctx, await cardListScreen(ctx, s))),
       ],
       [button('menu-topup', (ctx) => cardShortcut(ctx, s, 'topup')), button('menu-add-money', (ctx) => showAddMoney(ctx, s))],
       [
         button('menu-new-card', (ctx) => enterFlow.createCard(ctx)),
-        button('menu-transactions', async (ctx) => show(ctx, await transactionsScreen(ctx, s, 1), 'reply')),
+        button('menu-transactions', async (ctx) => show(ctx, await transactionsScreen(ctx, 1))),
       ],
       [
-        button('menu-otps', async (ctx) => show(ctx, await cardListScreen(ctx, s, 'otps'), 'reply')),
-        button('menu-help', (ctx) => ctx.reply(ctx.t('help', { ttl: s.config.sensitiveTtlSeconds }))),
+        button('menu-otps', async (ctx) => show(ctx, await cardListScreen(ctx, s, 'otps'))),
+        button('menu-help', (ctx) => show(ctx, helpScreen(ctx, s))),
       ],
     ],
   );
@@ -61,7 +73,10 @@ export function createMainMenu(s: Services): MainMenu {
 export function menuFeature(s: Services, mainMenu: MainMenu): Composer<BotContext> {
   const composer = new Composer<BotContext>();
   composer.command('menu', (ctx) => ctx.reply(mainMenuText(ctx), { reply_markup: mainMenu }));
-  composer.command('help', (ctx) => ctx.reply(ctx.t('help', { ttl: s.config.sensitiveTtlSeconds })));
-  composer.command('cards', async (ctx) => show(ctx, await cardListScreen(ctx, s), 'reply'));
+  composer.command('help', (ctx) => show(ctx, helpScreen(ctx, s)));
+  composer.command('cards', async (ctx) => show(ctx, await cardListScreen(ctx, s)));
+  composer.callbackQuery(MAIN_MENU_BUTTON, async (ctx) => {
+    await Promise.all([ctx.answerCallbackQuery(), show(ctx, await mainMenuScreen(ctx, mainMenu))]);
+  });
   return composer;
 }

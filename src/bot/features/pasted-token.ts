@@ -1,6 +1,6 @@
 import { Composer } from 'grammy';
 import type { BotContext } from '../context.js';
-import { loggableError } from '../../log-safe.js';
+import { loggableError } from '../../infra/log-safe.js';
 import { findApiTokens } from '../token-scan.js';
 import { deleteTokenMessage, replyNotDeleted } from './link.js';
 

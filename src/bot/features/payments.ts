@@ -1,13 +1,13 @@
 import { Composer } from 'grammy';
 import type { PreCheckoutQuery, SuccessfulPayment } from 'grammy/types';
-import { isCardServiceError } from '../../core/errors.js';
-import type { Cents } from '../../core/money.js';
-import type { CheckoutRefusal, PaidCharge, PaymentCredit } from '../../core/payments.js';
+import { isCardServiceError } from '../card-service/from-core.js';
+import type { Cents } from '../card-service/port.js';
+import type { CheckoutRefusal, PaidCharge, PaymentCredit } from '../card-service/from-core.js';
 import type { BotContext } from '../context.js';
-import { adminReporter } from '../error-boundary.js';
-import { localMoney } from '../format.js';
-import { callerOf } from '../screens.js';
-import type { Services } from '../services.js';
+import { adminReporter } from '../runtime/error-boundary.js';
+import { localMoney } from '../ui/format.js';
+import { accountOf } from '../ui/screens.js';
+import { fundingOf, type Services } from '../services.js';
 
 /** An invoice's payload: this prefix and the id of the stored intended credit. */
 const PAYLOAD_PREFIX = 'wi:';
@@ -24,7 +24,7 @@ export async function sendWalletInvoice(ctx: BotContext, s: Services, amount: Ce
     return;
   }
   const chatId = ctx.chat!.id;
-  const invoice = await s.funding.payments.openInvoice({ userId: callerOf(ctx).userId, chatId, amount });
+  const invoice = await fundingOf(s).payments.openInvoice({ userId: accountOf(ctx).userId, chatId, amount });
   await ctx.api.sendInvoice(
     chatId,
     ctx.t('invoice-title'),
@@ -67,10 +67,10 @@ async function checkoutRefusal(s: Services, query: PreCheckoutQuery): Promise<Ch
   const link = await s.links.find(query.from.id);
   if (!link) return 'not-linked';
   try {
-    const caller = await s.core.authenticateByTokenHash(link.tokenHash);
-    return await s.funding.payments.checkCheckout({
+    const account = await s.cards.account(link);
+    return await fundingOf(s).payments.checkCheckout({
       invoiceId,
-      userId: caller.userId,
+      userId: account.userId,
       amount: query.total_amount,
       currency: query.currency,
     });
@@ -81,7 +81,8 @@ async function checkoutRefusal(s: Services, query: PreCheckoutQuery): Promise<Ch
 }
 
 /**
- * Credits a successful payment to the invoice's user, once per Telegram charge id, and thanks them. It
+ * Credits a successful payment to the invoice's user, once per invoice, and thanks them; a second payment
+ * of a credited invoice credits nothing, and the user and the admins' chat are told it is to be refunded. It
  * comes before the link check: the money arrived whatever became of the chat's link since the checkout.
  * A payment that cannot be credited is reported to the admins' chat with its charge ids, to refund or
  * credit by hand.
@@ -92,7 +93,7 @@ export function successfulPaymentFeature(s: Services): Composer<BotContext> {
     const charge = chargeOf(ctx.message.successful_payment);
     let credit: PaymentCredit;
     try {
-      credit = charge.invoiceId === '' ? { outcome: 'refused', reason: 'unknown' } : await s.funding.payments.credit(charge);
+      credit = charge.invoiceId === '' ? { outcome: 'refused', reason: 'unknown' } : await fundingOf(s).payments.credit(charge);
     } catch (error) {
       await reportToAdmins(ctx, s, charge, 'an error');
       throw error;
@@ -108,8 +109,13 @@ export function successfulPaymentFeature(s: Services): Composer<BotContext> {
       await ctx.reply(ctx.t('payment-not-credited'));
       return;
     }
+    if (credit.outcome === 'paid-twice') {
+      ctx.logger.error({ ...facts, userId: credit.userId }, 'a second payment of an invoice credited nothing; refund it');
+      await reportToAdmins(ctx, s, charge, 'the invoice was paid and credited before: this payment credited nothing, refund it');
+      await ctx.reply(ctx.t('payment-paid-twice', { amount: localMoney(credit.amount) }));
+      return;
+    }
     ctx.logger.info({ ...facts, userId: credit.userId }, 'payment credited');
-    if (credit.paidBefore) await reportToAdmins(ctx, s, charge, 'the invoice was paid before (credited again)');
     await ctx.reply(ctx.t('payment-thanks', { amount: localMoney(credit.amount) }));
   });
   return composer;

@@ -1,5 +1,5 @@
 import { Composer } from 'grammy';
-import { CONVERSATION_BUTTON, parseConversationButton } from '../callback-data.js';
+import { CONVERSATION_BUTTON, parseConversationButton } from '../ui/callback-data.js';
 import type { BotContext } from '../context.js';
 import { confirmationUsed } from '../repository.js';
 import type { Services } from '../services.js';

@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import { createHarness, texts, type Harness } from '../harness.js';
 import { callbackUpdate, textUpdate } from '../../helpers/updates.js';
 import { buttonData, usd } from './kit.js';
+import type { CardService } from '../../../src/core/service.js';
 
 async function throughToSummary(h: Harness, chatId: number, coupon?: string) {
   await h.send(textUpdate({ id: chatId }, '/menu'));
@@ -35,6 +36,18 @@ describe('the create-card conversation', () => {
     assert.equal((await h.t.core.listCards(me.caller)).length, 1);
   });
 
+  it('with a service that gives no creation quote, the summary shows the plan’s fee against the wallet', async () => {
+    const h = await createHarness({ core: { quoteCreateCard: async () => undefined } as unknown as Partial<CardService> });
+    const me = await h.linkedCustomer(9110, 100_000);
+    const { calls, plan } = await throughToSummary(h, 9110);
+    const summary = texts(calls).join('\n');
+    assert.ok(summary.includes(`Creation fee: ${usd(plan.creationFee)}`), summary);
+    assert.ok(summary.includes(`Wallet now: $1,000.00, after the fee: ${usd(100_000 - plan.creationFee)}`), summary);
+    const done = await h.send(callbackUpdate({ id: 9110 }, buttonData(calls, 'Confirm')));
+    assert.match(texts(done).join('\n'), /Card “Travel” created/);
+    assert.equal((await h.t.core.listCards(me.caller)).length, 1);
+  });
+
   it("refuses an unusable coupon as it is typed, in the service's words, and asks again", async () => {
     const h = await createHarness();
     const me = await h.linkedCustomer(9102);
@@ -60,6 +73,33 @@ describe('the create-card conversation', () => {
     const done = await h.send(callbackUpdate({ id: 9103 }, buttonData(calls, 'Confirm')));
     assert.match(texts(done).join('\n'), /created/);
     assert.equal((await h.t.core.walletBalance(me.caller)).balance, 100_000 - fee);
+  });
+
+  it("refuses a BIN whose initial balance exceeds the plan's limit before the card is issued, saying which plan to pick", async () => {
+    const h = await createHarness();
+    const me = await h.linkedCustomer(9105, 100_000);
+    await h.t.admin.addBin({
+      bin: '400200',
+      network: 'visa',
+      threeDS: true,
+      wallet: false,
+      currency: 'USD',
+      country: 'US',
+      initialBalance: 200_000,
+    });
+    await h.send(textUpdate({ id: 9105 }, '/menu'));
+    let calls = await h.send(callbackUpdate({ id: 9105 }, buttonData(h.calls, 'New card')));
+    calls = await h.send(callbackUpdate({ id: 9105 }, buttonData(calls, /400200/)));
+    const basic = (await h.t.core.listPlans())[0]!;
+    calls = await h.send(callbackUpdate({ id: 9105 }, buttonData(calls, new RegExp(`^${basic.name} `))));
+    calls = await h.send(textUpdate({ id: 9105 }, 'Rich'));
+    calls = await h.send(callbackUpdate({ id: 9105 }, buttonData(calls, 'Skip')));
+    assert.match(
+      texts(calls).join('\n'),
+      /Initial balance of this BIN exceeds the plan limit\. Initial balance: \$2,000\.00, Limit: \$1,000\.00\. Pick a plan with a higher limit\./,
+    );
+    assert.ok(!h.t.provider.calls.some((c) => c.operation === 'issue'));
+    assert.deepEqual(await h.t.core.listCards(me.caller), []);
   });
 
   it('asks again for a name that is too long, with what to do next', async () => {

@@ -145,6 +145,31 @@ describe('the top-up conversation refuses at the quote what the service would re
     assert.equal(confirm, undefined);
   });
 
+  it('offers what this card can take now, not the service-wide range; nothing to offer says so at once', async () => {
+    const h = await createHarness();
+    const me = await h.linkedCustomer(7013, 300_000);
+    const card = await newCard(h.t, me);
+    await h.t.core.topup(me.caller, card.id, { amount: 97_000 });
+    h.t.clock.advance(3 * 60_000);
+    // $30 of the $1,000 limit left: the prompt says so, and only the presets within it are offered.
+    const asked = await h.send(callbackUpdate({ id: 7013 }, `c:topup:${card.id}`, 7));
+    const prompt = texts(asked).join('\n');
+    assert.match(prompt, /From \$5\.00 to \$30\.00\./);
+    const labels = asked.flatMap((c) => (c.payload.reply_markup?.inline_keyboard ?? []).flat()).map((b: { text: string }) => b.text);
+    assert.deepEqual(
+      labels.filter((l: string) => l.startsWith('$')),
+      ['$10.00', '$25.00'],
+    );
+    await h.send(textUpdate({ id: 7013 }, '/cancel'));
+
+    const full = await newCard(h.t, me);
+    await h.t.core.topup(me.caller, full.id, { amount: 99_800 });
+    h.t.clock.advance(3 * 60_000);
+    const none = texts(await h.send(callbackUpdate({ id: 7013 }, `c:topup:${full.id}`, 8))).join('\n');
+    assert.match(none, /\$5\.00/);
+    assert.doesNotMatch(none, /How much to top up/);
+  });
+
   it('a card inside its cooldown says so, with the time left, before any amount is asked', async () => {
     const h = await createHarness();
     const me = await h.linkedCustomer(7012);

@@ -29,6 +29,20 @@ describe('the withdraw and close conversations', () => {
     assert.match(String(redraw?.payload.text), /Balance: \$20\.00/);
   });
 
+  it('offers presets within what the card holds and "All", which takes the whole balance', async () => {
+    const h = await createHarness();
+    const me = await h.linkedCustomer(9204);
+    const card = await newCard(h.t, me);
+    await h.t.core.topup(me.caller, card.id, { amount: 3_000 });
+    let calls = await h.send(callbackUpdate({ id: 9204 }, `c:withdraw:${card.id}`, 6));
+    const labels = calls.flatMap((c) => (c.payload.reply_markup?.inline_keyboard ?? []).flat()).map((b: { text: string }) => b.text);
+    assert.deepEqual(labels, ['$10.00', '$25.00', 'All ($30.00)', '✏️ Other amount']);
+    calls = await h.send(callbackUpdate({ id: 9204 }, buttonData(calls, 'All')));
+    assert.match(texts(calls).join('\n'), /Withdraw \$30\.00 from/);
+    calls = await h.send(callbackUpdate({ id: 9204 }, buttonData(calls, 'Confirm')));
+    assert.match(texts(calls).join('\n'), /Withdrew \$30\.00\. Card balance: \$0\.00/);
+  });
+
   it('says a card inside its withdrawal cooldown must wait, with the seconds left, before any amount', async () => {
     const h = await createHarness();
     const me = await h.linkedCustomer(9203);

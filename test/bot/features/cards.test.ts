@@ -12,7 +12,7 @@ describe('card buttons', () => {
     await h.linkedCustomer(6001);
     const stranger = await newCustomer(h.t, 10_000, 'Mallory');
     const theirs = await newCard(h.t, stranger);
-    const actions = ['view', 'freeze', 'alertfreeze', 'unfreeze', 'details', 'otps', 'reqotp', 'topup', 'withdraw', 'close'];
+    const actions = ['view', 'freeze', 'alertfreeze', 'alertview', 'unfreeze', 'details', 'otps', 'reqotp', 'topup', 'withdraw', 'close'];
     for (const action of [...actions.map((a) => `c:${a}:${theirs.id}`), `t:1:${theirs.id}`]) {
       const calls = await h.send(callbackUpdate({ id: 6001 }, action));
       assert.match(texts(calls).join('\n'), /Card not found or access denied\. Open your cards with \/cards\./, action);

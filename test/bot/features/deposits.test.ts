@@ -29,6 +29,10 @@ async function requestDeposit(h: Harness, chatId: number, command: string) {
 const sentTo = (calls: { method: string; payload: Record<string, any> }[], chatId: number) =>
   calls.filter((c) => c.method === 'sendMessage' && Number(c.payload.chat_id) === chatId);
 
+/** What `chatId` was shown: messages sent, and the pressed message edited in place (a choice's answer takes the offer's place). */
+const shownIn = (calls: { method: string; payload: Record<string, any> }[], chatId: number) =>
+  calls.filter((c) => (c.method === 'sendMessage' || c.method === 'editMessageText') && Number(c.payload.chat_id) === chatId);
+
 /**
  * Runs the bot's background jobs (the outbox among them) until `chatId` got a message matching `pattern`;
  * returns the texts it got since `mark`.
@@ -68,6 +72,17 @@ describe('deposit requests from chat', () => {
     assert.equal(buttonData(calls, /^\$50$/), 'dp:a:5000');
   });
 
+  it("with no admins' chat, a request is recorded and the cardholder is told the operator decides it, not that admins were sent it", async () => {
+    const { adminChatId: _none, ...noAdminChat } = config;
+    const h = await createHarness({ config: noAdminChat });
+    await cardholder(h, 7109);
+    const offer = await h.send(textUpdate({ id: 7109 }, '/deposit 40'));
+    const calls = await h.send(callbackUpdate({ id: 7109 }, buttonData(offer, 'Ask an administrator')));
+    const said = texts(shownIn(calls, 7109)).join('\n');
+    assert.match(said, /for \$40\.00 is recorded; the service's operator decides such requests from their command line/);
+    assert.doesNotMatch(said, /sent to the administrators/);
+  });
+
   it('a request with a note is stored, acknowledged, and posted to the admins with Approve and Reject', async () => {
     const h = await createHarness({ config });
     const alice = await cardholder(h, 7102);
@@ -78,7 +93,7 @@ describe('deposit requests from chat', () => {
     const [request] = await h.t.funding.deposits.list({ userId: alice.userId });
     assert.equal(request?.amount, 5_000);
     assert.equal(request?.note, 'wire ref 8812');
-    assert.match(texts(sentTo(calls, 7102)).join('\n'), new RegExp(`Request #${request!.id} for \\$50\\.00 sent to the administrators`));
+    assert.match(texts(shownIn(calls, 7102)).join('\n'), new RegExp(`Request #${request!.id} for \\$50\\.00 sent to the administrators`));
     const [card] = sentTo(calls, ADMIN_CHAT);
     assert.match(
       String(card?.payload.text),
@@ -138,7 +153,7 @@ describe("deciding deposit requests in the admins' chat", () => {
     assert.equal(edit?.payload.message_id, 555);
     assert.match(String(edit?.payload.text), /Approved by Alice: \$50\.00 credited to the wallet\./);
     assert.equal(edit?.payload.reply_markup, undefined, 'no buttons left');
-    assert.equal(sentTo(calls, 7201).length, 0, 'not told directly: the outbox tells every linked chat');
+    assert.equal(shownIn(calls, 7201).length, 0, 'not told directly: the outbox tells every linked chat');
     assert.equal((await h.t.funding.deposits.get(request!.id)).decidedBy, `telegram:${ADMIN}`);
 
     const again = await h.send(callbackUpdate({ id: 43, groupId: ADMIN_CHAT }, `dr:a:${request!.id}`, 555));
@@ -146,7 +161,7 @@ describe("deciding deposit requests in the admins' chat", () => {
       again.find((c) => c.method === 'answerCallbackQuery')?.payload.text,
       `Deposit request #${request!.id} was already approved.`,
     );
-    assert.equal(sentTo(again, 7201).length, 0);
+    assert.equal(shownIn(again, 7201).length, 0);
     const told = await pushedTo(h, 7201, /одобрена/, mark);
     assert.equal(told.length, 1, 'the cardholder is told once');
     assert.match(told[0]!, new RegExp(`заявка на пополнение №${request!.id} на 50,00\\s\\$ одобрена. Баланс кошелька: 60,00\\s\\$`));
@@ -188,7 +203,7 @@ describe("deciding deposit requests in the admins' chat", () => {
     assert.equal(stored.status, 'rejected');
     assert.equal(stored.reason, 'Payment not received');
     assert.match(String(calls.find((c) => c.method === 'editMessageText')?.payload.text), /Rejected by Alice: Payment not received/);
-    assert.equal(sentTo(calls, 7203).length, 0);
+    assert.equal(shownIn(calls, 7203).length, 0);
     const told = await pushedTo(h, 7203, /отклонена/, mark);
     assert.equal(told.length, 1);
     assert.match(told[0]!, /отклонена: Платёж не поступил\. Ничего не зачислено\./);
@@ -222,7 +237,7 @@ describe("deciding deposit requests in the admins' chat", () => {
     assert.match(texts(sentTo(calls, ADMIN_CHAT)).join('\n'), new RegExp(`Request #${request!.id} rejected\\.`));
     const edit = calls.find((c) => c.method === 'editMessageText');
     assert.equal(edit?.payload.message_id, 557);
-    assert.equal(sentTo(calls, 7204).length, 0);
+    assert.equal(shownIn(calls, 7204).length, 0);
     const late = await h.send(replyUpdate(admin, promptId, 'again'));
     assert.equal(texts(late).length, 0, 'the prompt is used up');
     const told = await pushedTo(h, 7204, /was rejected/, mark);

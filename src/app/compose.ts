@@ -1,0 +1,123 @@
+import type { CardDataCipher } from '../core/keys/secrets.js';
+import { botChatLinks } from '../bot/repository.js';
+import { openCardDataKey, type CardDataKeyHandle } from './card-data-key-file.js';
+import { cardDataKeyLocation } from './card-data-key-location.js';
+import { createAdminService, type AdminService } from '../core/admin/admin.js';
+import { createFunding, type Funding } from '../core/funding/funding.js';
+import { systemClock, type Clock } from '../infra/clock.js';
+import { createSandboxMailbox } from '../core/provider/mailbox.js';
+import { SandboxCardProvider } from '../core/provider/provider.js';
+import { withTimeout } from '../core/provider/provider-timeout.js';
+import { announcingCommits, CommittedEvents } from '../core/operations/events.js';
+import { createPendingOperations } from '../core/operations/pending-operations.js';
+import { createCardService, type CardService } from '../core/service.js';
+import { defaultCoreSettings, type CoreSettings } from '../core/settings.js';
+import { openDatabase, type OpenDatabase } from '../db/database.js';
+import type { GroupCommitOptions } from '../db/sqlite/index.js';
+import { migrateToLatest } from '../db/migrate.js';
+import { EVENTS_CHANNEL, listenForNotifications } from '../db/notify.js';
+import type { Config } from './config.js';
+import type { Logger } from '../infra/logger.js';
+
+export interface CoreRuntime {
+  core: CardService;
+  admin: AdminService;
+  /** Deposit requests, Telegram Payments and the operator's statistics. */
+  funding: Funding;
+  provider: SandboxCardProvider;
+  database: OpenDatabase;
+  clock: Clock;
+  cardDataKey: CardDataKeyHandle;
+  /** Seals and opens values under the card-data key (card data, and what the bot keeps that holds a secret). */
+  cipher: CardDataCipher;
+  close(): Promise<void>;
+}
+
+export interface CoreOptions {
+  databaseUrl: string;
+  /**
+   * The key itself (tests, benchmarks), or the file holding it: generated there for a database that
+   * never had one, refused when the database's fingerprint says it is not the key of its card data.
+   */
+  cardDataKey: Buffer | { file: string };
+  clock?: Clock;
+  logger?: Logger;
+  settings?: Partial<CoreSettings>;
+  sandboxAsyncIssue?: boolean;
+  /** How SQLite batches writes into one commit (defaults suit a service; tests widen the time cap). */
+  groupCommit?: GroupCommitOptions;
+}
+
+/** Opens the database, migrates it, checks the card-data key against it, seeds a fresh one, and builds the core on top. */
+export async function startCore(options: CoreOptions): Promise<CoreRuntime> {
+  const clock = options.clock ?? systemClock;
+  const database = openDatabase(options.databaseUrl, { groupCommit: options.groupCommit });
+  try {
+    await migrateToLatest(database.db);
+    const { cipher, handle: cardDataKey } = await openCardDataKey(options.cardDataKey, { db: database.db, clock, logger: options.logger });
+    const provider = new SandboxCardProvider({ clock, issueAsynchronously: options.sandboxAsyncIssue ?? false });
+    // Events committed here are announced at once; on Postgres, those of other processes (the admin
+    // command line, another instance) through notifications, listened for once the bot subscribes.
+    const target = database.target;
+    const committedEvents = new CommittedEvents(
+      target.kind === 'postgres'
+        ? (announce) => listenForNotifications({ url: target.url, channel: EVENTS_CHANNEL, onNotify: announce, logger: options.logger })
+        : undefined,
+    );
+    const settings = { ...defaultCoreSettings, ...options.settings };
+    const deps = {
+      db: announcingCommits(database.db, committedEvents),
+      committedEvents,
+      clock,
+      // The core sees the provider through the timeout; `provider` below stays the sandbox, for tests and `simulate`.
+      provider: withTimeout(provider, {
+        timeoutMs: settings.providerTimeoutMs,
+        onLateSuccess: (late) => options.logger?.error({ provider: late }, 'the card provider finished a call after it was given up'),
+      }),
+      mailbox: createSandboxMailbox(database.db, clock),
+      cipher,
+      settings,
+      chatLinks: botChatLinks,
+    };
+    const admin = createAdminService(deps);
+    await admin.seedDefaults();
+    // Before anything is served: operations a crash left waiting on the provider are settled as failed.
+    const recovered = await createPendingOperations(deps.db, clock).recover();
+    if (recovered.length > 0) options.logger?.warn({ operations: recovered }, 'settled interrupted provider operations as failed');
+    const close = async () => {
+      await committedEvents.close();
+      await database.close();
+    };
+    return { core: createCardService(deps), admin, funding: createFunding(deps), provider, database, clock, cardDataKey, cipher, close };
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
+}
+
+/** The core's settings from the process settings. */
+export function coreSettingsFrom(config: Config): Partial<CoreSettings> {
+  return {
+    environment: config.APP_ENV,
+    topupCooldownSeconds: config.TOPUP_COOLDOWN_SECONDS,
+    withdrawCooldownSeconds: config.WITHDRAW_COOLDOWN_SECONDS,
+    otpRetentionSeconds: config.OTP_RETENTION_SECONDS,
+    providerTimeoutMs: config.PROVIDER_TIMEOUT_MS,
+  };
+}
+
+/**
+ * The core as the settings describe it: `npm start`, `npm run api` and the admin command line. A key
+ * problem (`CardDataKeyError`) stops it before anything is served.
+ */
+export async function startCoreFromConfig(config: Config, logger: Logger): Promise<CoreRuntime> {
+  const keyFile = cardDataKeyLocation(config.CARD_DATA_KEY_FILE, config.DATABASE_URL);
+  if (keyFile.warning !== undefined) logger.warn({ file: keyFile.file }, keyFile.warning);
+  return startCore({
+    databaseUrl: config.DATABASE_URL,
+    cardDataKey: { file: keyFile.file },
+    logger,
+    settings: coreSettingsFrom(config),
+    sandboxAsyncIssue: config.SANDBOX_ASYNC_ISSUE,
+  });
+}

@@ -1,0 +1,157 @@
+import { startHttpApi, type RunningHttpApi } from '../api/start.js';
+import type { Registry } from 'prom-client';
+import { startBot, startWebhookBot, type BotDeps, type RunningBot } from '../bot/index.js';
+import { createBotMetrics } from '../bot/metrics.js';
+import { telegramHealth } from '../bot/runtime/telegram-health.js';
+import { startCoreFromConfig, type CoreRuntime } from './compose.js';
+import { ConfigError, loadConfig, requireBotToken, type Config } from './config.js';
+import { CardDataKeyError } from '../core/keys/secrets.js';
+import { loadDotEnv } from './env.js';
+import { startHousekeeping } from './housekeeping.js';
+import { loggableError } from '../infra/log-safe.js';
+import { createLogger, processLogDestination, type Logger } from '../infra/logger.js';
+import { type MetricsListener, metricsRegistry, serveMetrics } from '../infra/metrics.js';
+import { closeRedis, connectRedis, redisAddress, RedisUnreachableError, type Redis } from '../infra/redis.js';
+import { type RemoteMode, startRemoteMode } from './remote-mode.js';
+import { stopOnSignals } from './shutdown.js';
+
+function botDeps(
+  runtime: CoreRuntime,
+  config: Config,
+  token: string,
+  logger: Logger,
+  redis: Redis | undefined,
+  remote: RemoteMode | undefined,
+  registry: Registry | undefined,
+): BotDeps {
+  return {
+    redis,
+    metrics: registry && createBotMetrics(registry),
+    ...(remote ? { cards: remote.cards } : { core: runtime.core, funding: runtime.funding }),
+    cipher: runtime.cipher,
+    db: runtime.database.db,
+    clock: runtime.clock,
+    logger: logger.child({ component: 'bot' }),
+    config: {
+      token,
+      apiRoot: config.TELEGRAM_API_ROOT,
+      sensitiveTtlSeconds: config.SENSITIVE_TTL_SECONDS,
+      otpTtlSeconds: config.OTP_TTL_SECONDS,
+      adminChatId: config.ADMIN_CHAT_ID,
+      adminUserIds: config.ADMIN_USER_IDS,
+      paymentProviderToken: config.PAYMENT_PROVIDER_TOKEN,
+      webAppUrl: config.WEBAPP_URL,
+    },
+  };
+}
+
+/** Starts what the settings ask for; whatever started is stopped again by the returned function. */
+async function start(config: Config, logger: Logger): Promise<() => Promise<void>> {
+  if (config.CARD_SERVICE_URL !== undefined && !config.BOT_ENABLED) {
+    throw new ConfigError('CARD_SERVICE_URL (remote mode) runs the bot in front of that service: BOT_ENABLED=false leaves nothing to run');
+  }
+  const token = config.BOT_ENABLED ? requireBotToken(config) : undefined;
+  // Before the database: a Redis that cannot be reached stops the start with nothing else touched.
+  const redis =
+    config.REDIS_URL === undefined
+      ? undefined
+      : await connectRedis(config.REDIS_URL, { keyPrefix: config.REDIS_KEY_PREFIX, commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS });
+  if (redis) logger.info({ redis: redisAddress(config.REDIS_URL!) }, 'Rate limits counted in Redis, shared by every instance');
+  const runtime = await startCoreFromConfig(config, logger).catch(async (error: unknown) => {
+    if (redis) await closeRedis(redis);
+    throw error;
+  });
+  // A failed flush of the SQLite log leaves nothing that can be made durable: every write and read now
+  // fails, so the process exits for its supervisor to restart it (systemd's Restart=on-failure).
+  void runtime.database.durabilityLost?.then((error) => {
+    logger.fatal({ err: loggableError(error) }, 'The database log could not be flushed: nothing more can be made durable; exiting');
+    process.exit(1);
+  });
+  const housekeeping = startHousekeeping(runtime, logger);
+  const remote = config.CARD_SERVICE_URL === undefined ? undefined : startRemoteMode(config, runtime, logger, redis);
+  // One registry for whatever runs here (the bot, the API or both), served on a listener of its own.
+  const registry = config.METRICS_PORT === undefined ? undefined : metricsRegistry();
+  let metrics: MetricsListener | undefined;
+  let api: RunningHttpApi | undefined;
+  let bot: RunningBot | undefined;
+  // For /readyz: the bot of this process is ready once it has started (getMe answered), and while Telegram answers it.
+  const telegram = telegramHealth();
+  const botReady = token === undefined ? undefined : () => bot !== undefined && telegram.connected();
+  // No more scrapes, then in-flight work (HTTP requests and webhook updates, then polled updates), the database and Redis last.
+  const stop = async () => {
+    await metrics?.close();
+    await api?.close();
+    await bot?.stop();
+    await remote?.stop();
+    await housekeeping.stop();
+    await runtime.close();
+    if (redis) await closeRedis(redis);
+  };
+  try {
+    if (token !== undefined && config.BOT_MODE === 'webhook') {
+      const url = config.WEBHOOK_URL;
+      const path = new URL(url).pathname;
+      bot = await startWebhookBot(botDeps(runtime, config, token, logger, redis, remote, registry), {
+        url,
+        secretToken: config.WEBHOOK_SECRET,
+        serve: async (handler) => {
+          api = await startHttpApi(
+            runtime,
+            config,
+            logger,
+            (app) => {
+              app.post(path, { config: { public: true, webhook: true }, bodyLimit: 1_048_576, schema: { hide: true } }, handler);
+            },
+            botReady,
+            redis,
+            remote,
+            registry,
+          );
+        },
+      });
+      bot.bot.api.config.use(telegram.transformer);
+      // Not the path: it may carry a secret.
+      logger.info('bot serving its webhook');
+    } else {
+      if (config.HTTP_ENABLED) api = await startHttpApi(runtime, config, logger, undefined, botReady, redis, remote, registry);
+      if (token !== undefined) {
+        bot = await startBot(botDeps(runtime, config, token, logger, redis, remote, registry));
+        bot.bot.api.config.use(telegram.transformer);
+      }
+    }
+    if (registry) {
+      metrics = await serveMetrics(registry, config.METRICS_HOST, config.METRICS_PORT!, logger);
+      logger.info({ url: metrics.url }, 'Metrics listening');
+    }
+  } catch (error) {
+    await stop().catch(() => undefined);
+    throw error;
+  }
+  return stop;
+}
+
+/**
+ * Runs the service as the settings say until a signal stops it: `npm start` (the bot and the HTTP API)
+ * and `npm run api` (`BOT_ENABLED=false`) both come here. A bad setting or card-data key exits with 2, a failed start with 1.
+ */
+export async function runService(overrides: NodeJS.ProcessEnv = {}): Promise<void> {
+  loadDotEnv();
+  let config: Config;
+  try {
+    config = loadConfig({ ...process.env, ...overrides });
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    console.error(error.message);
+    process.exit(2);
+  }
+  const logger = createLogger(config.LOG_LEVEL, processLogDestination());
+  try {
+    stopOnSignals(await start(config, logger), logger);
+  } catch (error) {
+    if (error instanceof ConfigError || error instanceof CardDataKeyError || error instanceof RedisUnreachableError)
+      logger.fatal(error.message);
+    else logger.fatal({ err: loggableError(error) }, 'Could not start');
+    // A missing or wrong card-data key is fixed like a bad setting, by the operator: exit code 2.
+    process.exit(error instanceof CardDataKeyError ? 2 : 1);
+  }
+}

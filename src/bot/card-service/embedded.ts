@@ -1,0 +1,132 @@
+import type { Clock } from '../../infra/clock.js';
+import { inputRulesOf } from './rules.js';
+import { createFunding, type Funding } from '../../core/funding/funding.js';
+import type { CardService } from '../../core/service.js';
+import type { Caller } from '../../core/operations/views.js';
+import type { Db } from '../../db/schema.js';
+import type {
+  Bin,
+  Card,
+  CardAccount,
+  CardServicePort,
+  CardTransaction,
+  CloseResult,
+  CreateCardInput,
+  CreationQuote,
+  LinkedToken,
+  OtpList,
+  Page,
+  Plan,
+  RequestedOtp,
+  SensitiveCardDetails,
+  StatusChange,
+  TopupQuote,
+  TopupResult,
+  TransactionsQuery,
+  Wallet,
+  WithdrawalQuote,
+  WithdrawResult,
+} from './port.js';
+
+/** One user's calls into the core: what the core returns, as it is (no copies on the update path). */
+class EmbeddedAccount implements CardAccount {
+  constructor(
+    private readonly core: CardService,
+    private readonly caller: Caller,
+  ) {}
+
+  get userId(): string {
+    return this.caller.userId;
+  }
+  walletBalance(): Promise<Wallet> {
+    return this.core.walletBalance(this.caller);
+  }
+  walletHeld(): Promise<number> {
+    return this.core.walletHeld(this.caller);
+  }
+  listBins(): Promise<Bin[]> {
+    return this.core.listBins();
+  }
+  listPlans(): Promise<Plan[]> {
+    return this.core.listPlans();
+  }
+  listCards(): Promise<Card[]> {
+    return this.core.listCards(this.caller);
+  }
+  getCard(cardId: string): Promise<Card> {
+    return this.core.getCard(this.caller, cardId);
+  }
+  getSensitiveDetails(cardId: string): Promise<SensitiveCardDetails> {
+    return this.core.getSensitiveDetails(this.caller, cardId);
+  }
+  quoteCreateCard(input: CreateCardInput): Promise<CreationQuote> {
+    return this.core.quoteCreateCard(this.caller, input);
+  }
+  createCard(input: CreateCardInput): Promise<Card> {
+    return this.core.createCard(this.caller, input);
+  }
+  quoteTopup(cardId: string, input: { amount: number }): Promise<TopupQuote> {
+    return this.core.quoteTopup(this.caller, cardId, input);
+  }
+  topup(cardId: string, input: { amount: number }): Promise<TopupResult> {
+    return this.core.topup(this.caller, cardId, input);
+  }
+  quoteWithdrawal(cardId: string, input?: { amount: number }): Promise<WithdrawalQuote> {
+    return this.core.quoteWithdrawal(this.caller, cardId, input);
+  }
+  withdraw(cardId: string, input: { amount: number }): Promise<WithdrawResult> {
+    return this.core.withdraw(this.caller, cardId, input);
+  }
+  freeze(cardId: string): Promise<StatusChange> {
+    return this.core.freeze(this.caller, cardId);
+  }
+  unfreeze(cardId: string): Promise<StatusChange> {
+    return this.core.unfreeze(this.caller, cardId);
+  }
+  close(cardId: string): Promise<CloseResult> {
+    return this.core.close(this.caller, cardId);
+  }
+  listTransactions(query: TransactionsQuery): Promise<Page<CardTransaction>> {
+    return this.core.listTransactions(this.caller, query);
+  }
+  listOtps(cardId: string): Promise<OtpList> {
+    return this.core.listOtps(this.caller, cardId);
+  }
+  requestOtp(cardId: string): Promise<RequestedOtp> {
+    return this.core.requestOtp(this.caller, cardId);
+  }
+}
+
+export interface EmbeddedCardServiceDeps {
+  core: CardService;
+  db: Db;
+  clock: Clock;
+  /** Deposit requests, payments and statistics (the composition root's); built over `db` when not given. */
+  funding?: Funding;
+}
+
+/**
+ * The card service in this process: the core, called directly, with everything only ours has (the event
+ * outbox, funding).
+ *
+ * @example
+ * const cards = embeddedCardService({ core, db, clock });
+ * const account = await cards.account(link);
+ */
+export function embeddedCardService({ core, db, clock, funding }: EmbeddedCardServiceDeps): CardServicePort {
+  const { settings } = core;
+  const rules = inputRulesOf(settings, core.schemas);
+  return {
+    mode: 'embedded',
+    rules,
+    async checkToken(token: string) {
+      return new EmbeddedAccount(core, await core.authenticate(token));
+    },
+    async account(link: LinkedToken) {
+      return new EmbeddedAccount(core, await core.authenticateByTokenHash(link.tokenHash));
+    },
+    tokenIsActive: (link: LinkedToken) => core.tokenIsActive(link.tokenHash),
+    events: core.events,
+    funding: funding ?? createFunding({ db, clock, settings }),
+  };
+}

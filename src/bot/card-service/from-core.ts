@@ -1,0 +1,22 @@
+/**
+ * What the bot takes from the core as it is, whichever service it talks to: the coded refusals (one
+ * closed set, the interface's), money types, token hashing, the clock, and the types of what only our
+ * embedded core offers (events, funding). Only this folder imports `src/core` (test/bot/seam.test.ts).
+ */
+export type { ChatLinkPort, UnlinkReason } from '../../core/operations/chat-links.js';
+export type { Clock } from '../../infra/clock.js';
+export type { DepositError, DepositErrorCode } from '../../core/rules/deposit-errors.js';
+export { isDepositError } from '../../core/rules/deposit-errors.js';
+export type { DepositRequest } from '../../core/funding/deposits.js';
+export { NOTE_MAX_LENGTH } from '../../core/funding/deposits.js';
+export type { ErrorCode, ParamsOf, ValidationIssue } from '../../core/rules/errors.js';
+export { CardServiceError, isCardServiceError } from '../../core/rules/errors.js';
+export type { CoreEvent, EventOutbox, PendingEvent } from '../../core/operations/events.js';
+export type { Funding } from '../../core/funding/funding.js';
+export type { CheckoutRefusal, PaidCharge, PaymentCredit } from '../../core/funding/payments.js';
+export { toValidationIssue } from '../../core/rules/schemas.js';
+export type { CardDataCipher } from '../../core/keys/secrets.js';
+export { hashToken, isApiTokenShaped } from '../../core/keys/secrets.js';
+export type { CardService } from '../../core/service.js';
+export type { ServiceStats } from '../../core/admin/stats.js';
+export type { QuotedRefusal } from '../../core/operations/views.js';

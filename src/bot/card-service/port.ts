@@ -1,0 +1,293 @@
+import type { ZodType } from 'zod';
+import type { EventOutbox, Funding, QuotedRefusal } from './from-core.js';
+
+/**
+ * The one way the bot reaches the card service: `CardServicePort`, with an account per linked chat.
+ * Two implementations: the embedded core (./embedded.ts) and, later, an HTTP client of `/api/v1`. The
+ * views below are what the bot reads; the core's own objects fit them as they are, and a remote service
+ * fills them from its replies, so what the interface does not promise is optional here.
+ */
+
+/** Integer cents, as everywhere inside. */
+export type Cents = number;
+
+export type CardStatus = 'processing' | 'active' | 'frozen' | 'closed';
+
+export interface Card {
+  id: string;
+  name: string;
+  maskedPan: string;
+  balance: Cents;
+  status: CardStatus;
+  category: string;
+  currency: string;
+  /** The card's small integer number (ours). */
+  number?: number;
+  deposit?: Cents;
+  limit?: Cents;
+  planId?: number;
+  /** While `processing`: the creation fee held from the wallet for it (ours). */
+  heldFee?: Cents;
+  /** False while the card carries a temporary provider id (ours). */
+  providerReady?: boolean;
+  binId?: string;
+  threeDS?: boolean;
+  createdAt?: string;
+  updatedAt?: string;
+}
+
+export interface SensitiveCardDetails {
+  id: string;
+  pan: string;
+  cvv: string;
+  exp: string;
+  maskedPan: string;
+  name: string;
+}
+
+export interface Bin {
+  id: string;
+  bin: string;
+  network?: string;
+  threeDS: boolean;
+  wallet: boolean;
+  currency: string;
+  country?: string;
+  initialBalance?: Cents;
+}
+
+export interface Plan {
+  id: number;
+  name: string;
+  description: string;
+  limit: Cents;
+  creationFee: Cents;
+  active?: boolean;
+  createdAt?: string;
+}
+
+/** What a card creation would cost, before confirming it. */
+export interface CreationQuote {
+  /** The plan's creation fee, and the fee after the coupon. */
+  planFee: Cents;
+  fee: Cents;
+  walletBalance: Cents;
+  /** The wallet after the fee; below zero when the wallet cannot pay it. */
+  walletAfter: Cents;
+}
+
+/** A top-up's fee before confirming; the rest only from a service that says more (ours). */
+export interface TopupQuote {
+  platformFee: Cents;
+  totalCharged: Cents;
+  amount?: Cents;
+  category?: string;
+  walletBalance?: Cents;
+  /** How much more the card's plan allows to be deposited. */
+  depositAvailable?: Cents;
+  /** The largest top-up that the plan's limit and the wallet allow now (fee included). */
+  maxAmount?: Cents;
+  /** Seconds until the card's top-up cooldown has passed; 0 when none. */
+  cooldownSeconds?: number;
+  /** The refusal the top-up would meet now, from the service's own rules; absent when it would pass or the service does not say. */
+  refusal?: QuotedRefusal;
+}
+
+/** What a withdrawal from a card may take now. */
+export interface WithdrawalQuote {
+  cardBalance: Cents;
+  /** The card's balance, at most the withdrawal maximum. */
+  maxAmount: Cents;
+  /** Seconds until the card's withdrawal cooldown has passed; 0 when none. */
+  cooldownSeconds: number;
+  /** The refusal a withdrawal (of the quoted amount, when given) would meet now; absent when it would pass or the service does not say. */
+  refusal?: QuotedRefusal;
+}
+
+export interface TopupResult {
+  cardId: string;
+  transactionId: string;
+  platformFee: Cents;
+  totalCharged: Cents;
+  newCardBalance: Cents;
+  walletBalance?: Cents;
+  invoiceId?: number;
+}
+
+export interface WithdrawResult {
+  cardId: string;
+  transactionId: string;
+  amountWithdrawn: Cents;
+  newCardBalance: Cents;
+  walletBalance?: Cents;
+  invoiceId?: number;
+}
+
+export interface CloseResult {
+  cardId: string;
+  balanceWithdrawn: Cents;
+  transactionId: string | null;
+  newWalletBalance?: Cents;
+  invoiceId?: number | null;
+}
+
+export interface StatusChange {
+  cardId: string;
+  status: CardStatus;
+}
+
+export interface CardTransaction {
+  id: string;
+  cardId: string;
+  cardName: string;
+  status: string;
+  side: string;
+  amount: Cents;
+  currency: string;
+  type: string;
+  maskedPan: string;
+  merchantName: string;
+  declineCode: string | null;
+  createdAt: string;
+  originalAmount?: Cents;
+  originalCurrency?: string;
+  updatedAt?: string;
+}
+
+export interface Page<T> {
+  data: T[];
+  pagination: { page: number; limit: number; total: number; totalPages: number; hasNext: boolean; hasPrev: boolean };
+}
+
+export interface CardOtp {
+  id: string;
+  code: string;
+  amount: Cents;
+  currency: string;
+  maskedPan: string;
+  cardName: string;
+  merchantName?: string;
+  createdAt: string;
+}
+
+export interface OtpList {
+  otps: CardOtp[];
+  cardInfo?: { id: number | string; nickname?: string | null };
+}
+
+/** An OTP asked for by e-mail; the card's name and the code when the service gives them. */
+export interface RequestedOtp {
+  message: string;
+  cardInfo?: { name?: string; otpCode?: string };
+}
+
+export interface Wallet {
+  balance: Cents;
+  updatedAt?: string;
+}
+
+export interface TransactionsQuery {
+  page?: number;
+  limit?: number;
+  card_id?: string;
+}
+
+export interface CreateCardInput {
+  bin_id: string;
+  planId: number;
+  name: string;
+  coupon_id?: string;
+}
+
+/** A schema of an amount typed in dollars, giving cents. */
+export type AmountSchema = ZodType<{ amount: Cents }, { amount: number }>;
+
+/** What the bot checks before asking the service: the spec's input rules and limits. */
+export interface InputRules {
+  schemas: {
+    topup: AmountSchema;
+    withdraw: AmountSchema;
+    /** The whole creation input, and its `name` alone (checked as it is typed). */
+    createCard: ZodType<CreateCardInput> & { shape: { name: ZodType<string> } };
+  };
+  topupMin: Cents;
+  topupMax: Cents;
+  withdrawMin: Cents;
+  withdrawMax: Cents;
+  withdrawCooldownSeconds: number;
+}
+
+/** A chat's stored link, as far as the service needs it: the hash of its token. */
+export interface LinkedToken {
+  tokenHash: string;
+  /** The chat the link is in (a remote service's token is kept sealed for it). */
+  chatId?: number;
+}
+
+/**
+ * One user's view of the service (a chat's link, resolved for one update). Every refusal is thrown as
+ * the service's coded error (`isCardServiceError`).
+ */
+export interface CardAccount {
+  readonly userId: string;
+  walletBalance(): Promise<Wallet>;
+  /** Creation fees held for cards being issued (ours); absent elsewhere, read as none. */
+  walletHeld?(): Promise<Cents>;
+  listBins(): Promise<Bin[]>;
+  listPlans(): Promise<Plan[]>;
+  /** The user's cards; undefined when the service cannot list them (an extension of the interface). */
+  listCards(): Promise<Card[] | undefined>;
+  getCard(cardId: string): Promise<Card>;
+  getSensitiveDetails(cardId: string): Promise<SensitiveCardDetails>;
+  /** What a creation would cost; undefined when the service gives no quote. */
+  quoteCreateCard(input: CreateCardInput): Promise<CreationQuote | undefined>;
+  createCard(input: CreateCardInput): Promise<Card>;
+  /** A top-up's fee before it is made; undefined when the service gives no quote (an extension). */
+  quoteTopup(cardId: string, input: { amount: Cents }): Promise<TopupQuote | undefined>;
+  topup(cardId: string, input: { amount: Cents }): Promise<TopupResult>;
+  /** What may be withdrawn now, and with an amount the refusal its withdrawal would meet; undefined when the service gives no quote. */
+  quoteWithdrawal(cardId: string, input?: { amount: Cents }): Promise<WithdrawalQuote | undefined>;
+  withdraw(cardId: string, input: { amount: Cents }): Promise<WithdrawResult>;
+  freeze(cardId: string): Promise<StatusChange>;
+  unfreeze(cardId: string): Promise<StatusChange>;
+  close(cardId: string): Promise<CloseResult>;
+  listTransactions(query: TransactionsQuery): Promise<Page<CardTransaction>>;
+  listOtps(cardId: string): Promise<OtpList>;
+  /** Asks for an OTP by e-mail; absent when the service does not offer it. */
+  requestOtp?(cardId: string): Promise<RequestedOtp>;
+}
+
+/**
+ * The card service as the bot sees it. What only our embedded core has (the event outbox the pushes
+ * read, deposit requests and payments) is optional: a remote service leaves it undefined.
+ *
+ * @example
+ * const account = await cards.account(link); // throws INVALID_TOKEN once the token is revoked
+ * const wallet = await account.walletBalance();
+ */
+export interface CardServicePort {
+  readonly mode: 'embedded' | 'remote';
+  readonly rules: InputRules;
+  /** The account a token stands for (linking: its user id); refuses `INVALID_TOKEN`. */
+  checkToken(token: string): Promise<CardAccount>;
+  /**
+   * What a chat's link keeps of the token besides its hash: the token sealed for that chat, when the bot
+   * must present it to act (a remote service); undefined when the hash is enough (ours).
+   */
+  sealToken?(token: string, chatId: number): string;
+  /** The account behind a chat's link; throws `INVALID_TOKEN` once its token no longer works. */
+  account(link: LinkedToken): Promise<CardAccount>;
+  /** Whether the link's token still works, without counting as a use of it (a push to its chat). */
+  tokenIsActive(link: LinkedToken): Promise<boolean>;
+  /** The stored events pushed to chats (new OTPs, card transactions, deposit decisions). Ours only. */
+  readonly events?: EventOutbox;
+  /** Deposit requests, Telegram Payments and statistics. Ours only. */
+  readonly funding?: Funding;
+  /**
+   * Watches a card closely for a few minutes ("waiting for a code"), so its next OTP reaches the chat within
+   * about a second. Remote mode only: ours pushes every OTP the moment it arrives.
+   */
+  watchCard?(account: CardAccount, cardId: string): Promise<void>;
+  /** Told once a chat is linked (remote mode: the watcher takes the new user at once, before anything new happens). */
+  linked?(account: CardAccount): Promise<void>;
+}

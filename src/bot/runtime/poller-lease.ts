@@ -1,0 +1,71 @@
+import { randomUUID } from 'node:crypto';
+import type { Clock } from '../card-service/from-core.js';
+import { loggableError } from '../../infra/log-safe.js';
+import type { Logger } from '../../infra/logger.js';
+import type { BotDb } from '../repository.js';
+
+const KEY = 'bot:poller';
+
+/** Another live process polls Telegram for this bot over the same database. */
+export class PollerTakenError extends Error {
+  override readonly name = 'PollerTakenError';
+}
+
+/**
+ * Telegram lets one consumer long-poll a bot; a second one steals its updates and both fail. Polling
+ * holds a lease in `bot_kv`, renewed every third of `leaseMs`: a second process on the same database
+ * waits for the lease to lapse (a crashed poller's does) and is refused if its holder is still alive.
+ * The claim is one conditional update, so two processes starting together cannot both win.
+ */
+export async function claimPolling(db: BotDb, clock: Clock, logger: Logger, leaseMs = 30_000): Promise<{ release(): Promise<void> }> {
+  const me = randomUUID();
+  const claim = async (): Promise<boolean> => {
+    const now = clock.now();
+    await db
+      .insertInto('bot_kv')
+      .values({ key: KEY, value: me, updated_at: now.toISOString() })
+      .onConflict((oc) => oc.column('key').doNothing())
+      .execute();
+    const lapsedBefore = new Date(now.getTime() - leaseMs).toISOString();
+    const taken = await db
+      .updateTable('bot_kv')
+      .set({ value: me, updated_at: now.toISOString() })
+      .where('key', '=', KEY)
+      .where((eb) => eb.or([eb('value', '=', me), eb('updated_at', '<', lapsedBefore)]))
+      .executeTakeFirst();
+    return Number(taken.numUpdatedRows) === 1;
+  };
+
+  const deadline = Date.now() + leaseMs + leaseMs / 3;
+  let told = false;
+  while (!(await claim())) {
+    if (!told) {
+      // Said at once: a restart after a crash waits out the dead poller's lease, which would otherwise look like a hang.
+      logger.info(
+        { waitSeconds: Math.ceil((deadline - Date.now()) / 1000) },
+        'another process holds the polling lease (or held it when it stopped); waiting for it to lapse',
+      );
+      told = true;
+    }
+    if (Date.now() >= deadline) {
+      throw new PollerTakenError(
+        'Another process is polling Telegram for this bot over the same database (Telegram allows one). Stop it, ' +
+          'or run several instances with BOT_MODE=webhook, or this one with BOT_ENABLED=false (the API alone).',
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, Math.min(2_000, leaseMs / 3)));
+  }
+
+  const renew = setInterval(() => {
+    claim()
+      .then((held) => held || logger.error('the polling lease was taken by another process'))
+      .catch((error: unknown) => logger.warn({ err: loggableError(error) }, 'could not renew the polling lease'));
+  }, leaseMs / 3);
+  renew.unref();
+  return {
+    async release() {
+      clearInterval(renew);
+      await db.deleteFrom('bot_kv').where('key', '=', KEY).where('value', '=', me).execute();
+    },
+  };
+}

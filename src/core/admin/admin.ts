@@ -1,0 +1,28 @@
+import type { CoreDeps } from '../deps.js';
+import { checkLedger } from '../ledger/ledger.js';
+import { createRetention } from '../retention.js';
+import { createCatalog } from './catalog.js';
+import { createPeople } from './people.js';
+import { createSandbox } from './sandbox.js';
+
+export { AdminError } from './errors.js';
+export { CARD_NETWORKS, type NewBin, type NewCoupon, type NewPlan } from './catalog.js';
+export type { CardRecord, ChatLinkRecord, TokenRecord } from './people.js';
+export type { SimulatedTransaction } from './sandbox.js';
+
+/** What an operator does: users, tokens, funding, catalogue, fees, coupons, sandbox simulations, checks. */
+export function createAdminService(deps: CoreDeps) {
+  const retention = createRetention(deps);
+  return {
+    ...createCatalog(deps),
+    ...createPeople(deps),
+    ...createSandbox(deps),
+
+    checkLedger: () => checkLedger(deps.db),
+
+    /** Deletes OTP codes past their retention and the outbox's delivered or stale rows. */
+    purgeExpired: () => retention.purge(),
+  };
+}
+
+export type AdminService = ReturnType<typeof createAdminService>;

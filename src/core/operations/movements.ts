@@ -1,0 +1,237 @@
+import { compiledOnce } from '../../db/compiled-query.js';
+import { accountBalance, checkCardId, findOwnedCard, lockedBalance } from './card-queries.js';
+import { recordCardTransaction } from './card-records.js';
+import { createCooldowns, runAttempt } from '../rules/cooldowns.js';
+import { newRecordId } from '../ids.js';
+import type { CoreDeps } from '../deps.js';
+import { platformFeeFor } from '../ledger/fees.js';
+import { postJournal, SYSTEM_ACCOUNTS, systemAccountId } from '../ledger/ledger.js';
+import { createPendingOperations } from './pending-operations.js';
+import {
+  cardCoverRefusal,
+  cooldownSecondsLeft,
+  planLimitRefusal,
+  topupCooldownRefusal,
+  topupStateRefusal,
+  walletCoverRefusal,
+  withdrawCooldownRefusal,
+  withdrawStateRefusal,
+  withinPlanLimit,
+  walletCovers,
+} from '../rules/rules.js';
+import { inputGuards, type AmountInput } from '../rules/schemas.js';
+import type { OperationHooks } from '../service.js';
+import type { Cents } from '../ledger/money.js';
+import type { Caller, TopupQuote, TopupResult, WithdrawalQuote, WithdrawResult } from './views.js';
+
+// Compiled once, like the rest of the top-up's statements (see `compiledOnce`).
+const addToDeposit = compiledOnce(3, (trx, amount: number, at: string, cardId: string) =>
+  trx
+    .updateTable('cards')
+    .set((eb) => ({ deposit: eb('deposit', '+', amount), updated_at: at }))
+    .where('id', '=', cardId),
+);
+
+/** The largest amount from 0 to `upTo` that `fits` (which holds up to some amount, then never). */
+async function largestFitting(upTo: Cents, fits: (amount: Cents) => Promise<boolean>): Promise<Cents> {
+  let low = 0;
+  let high = Math.max(0, upTo);
+  while (low < high) {
+    const mid = Math.ceil((low + high) / 2);
+    if (await fits(mid)) low = mid;
+    else high = mid - 1;
+  }
+  return low;
+}
+
+/** Money between the wallet and a card: top-ups (with their quote) and withdrawals. */
+export function createMovementOperations({ db, clock, provider, settings }: CoreDeps) {
+  let revenueAccount: number | undefined;
+  const guard = inputGuards(settings);
+  const cooldowns = createCooldowns(settings);
+  const pending = createPendingOperations(db, clock);
+
+  return {
+    /**
+     * What a top-up would cost, without attempting it (a quote starts no cooldown), and the refusal the
+     * top-up would meet now, from the same named checks in the same order.
+     */
+    async quoteTopup(caller: Caller, cardId: string, { amount }: AmountInput): Promise<TopupQuote> {
+      guard.topup(amount);
+      const card = await findOwnedCard(db, caller, cardId);
+      const platformFee = await platformFeeFor(db, card.category, amount);
+      const walletBalance = await accountBalance(db, caller.walletAccountId);
+      const plan = { deposit: Number(card.deposit), limit: Number(card.limit_amount) };
+      const depositAvailable = plan.limit - plan.deposit;
+      const now = clock.now();
+      const fits = async (a: Cents) =>
+        withinPlanLimit(plan, a) && walletCovers({ amount: a, fee: await platformFeeFor(db, card.category, a), available: walletBalance });
+      const refusal =
+        topupCooldownRefusal(card.last_topup_attempt_at, settings, now) ??
+        topupStateRefusal(card) ??
+        planLimitRefusal(plan, amount) ??
+        walletCoverRefusal({ amount, fee: platformFee, available: walletBalance });
+      return {
+        cardId: card.id,
+        category: card.category,
+        amount,
+        platformFee,
+        totalCharged: amount + platformFee,
+        walletBalance,
+        depositAvailable,
+        maxAmount: await largestFitting(Math.min(settings.topupMax, depositAvailable, walletBalance), fits),
+        cooldownSeconds: cooldownSecondsLeft(card.last_topup_attempt_at, settings.topupCooldownSeconds, now),
+        ...(refusal && { refusal: refusal.toPlain() }),
+      };
+    },
+
+    /**
+     * What a withdrawal from the card may take now: its balance, and the cooldown's seconds left (0 when
+     * none); with an amount, the refusal the withdrawal of it would meet now (the named checks, in order).
+     */
+    async quoteWithdrawal(caller: Caller, cardId: string, input: Partial<AmountInput> = {}): Promise<WithdrawalQuote> {
+      if (input.amount !== undefined) guard.withdraw(input.amount);
+      const card = await findOwnedCard(db, caller, cardId);
+      const cardBalance = Number(card.balance);
+      const now = clock.now();
+      const refusal =
+        withdrawCooldownRefusal(card.last_withdraw_attempt_at, settings, now) ??
+        withdrawStateRefusal(card) ??
+        (input.amount === undefined ? undefined : cardCoverRefusal({ amount: input.amount, available: cardBalance }));
+      return {
+        cardId: card.id,
+        cardBalance,
+        maxAmount: Math.min(settings.withdrawMax, cardBalance),
+        cooldownSeconds: cooldownSecondsLeft(card.last_withdraw_attempt_at, settings.withdrawCooldownSeconds, now),
+        ...(refusal && { refusal: refusal.toPlain() }),
+      };
+    },
+
+    /**
+     * Spec 4.6, checked in this order: card found, cooldown (the attempt then counts, whatever
+     * refuses it next), card closed, plan limit, wallet.
+     */
+    async topup(caller: Caller, cardId: string, { amount }: AmountInput, hooks: OperationHooks<TopupResult> = {}): Promise<TopupResult> {
+      checkCardId(cardId);
+      guard.topup(amount);
+      const now = clock.now();
+      const at = now.toISOString();
+      return runAttempt(
+        db,
+        async (trx) => {
+          const card = await cooldowns.topup.claim(trx, caller, cardId, now);
+          const refused =
+            topupStateRefusal(card) ?? planLimitRefusal({ deposit: Number(card.deposit), limit: Number(card.limit_amount) }, amount);
+          if (refused) throw refused;
+          const fee = await platformFeeFor(trx, card.category, amount);
+          const total = amount + fee;
+          const transactionId = newRecordId();
+          revenueAccount ??= await systemAccountId(trx, SYSTEM_ACCOUNTS.revenue);
+          const posted = await postJournal(trx, {
+            reference: `topup:${transactionId}`,
+            kind: 'topup',
+            at,
+            postings: [
+              { accountId: caller.walletAccountId, amount: -total },
+              { accountId: card.account_id, amount },
+              { accountId: revenueAccount, amount: fee, system: true },
+            ],
+          });
+          if (!posted) {
+            // The conditional posting decided (the wallet cannot cover it); the named check words the refusal.
+            const available = await accountBalance(trx, caller.walletAccountId);
+            throw walletCoverRefusal({ amount, fee, available }, { refused: true });
+          }
+          await addToDeposit.execute(trx, amount, at, cardId);
+          await recordCardTransaction(trx, {
+            id: transactionId,
+            cardId,
+            userId: caller.userId,
+            journalId: posted.journalId,
+            status: 'Approved',
+            side: 'Credit',
+            type: 'topup',
+            amount,
+            currency: card.currency,
+            merchantName: 'Wallet top-up',
+            at,
+          });
+          return {
+            cardId,
+            transactionId,
+            invoiceId: posted.journalId,
+            walletBalance: posted.balances.get(caller.walletAccountId) ?? 0,
+            totalCharged: total,
+            platformFee: fee,
+            newCardBalance: posted.balances.get(card.account_id) ?? 0,
+          };
+        },
+        hooks,
+      );
+    },
+
+    /**
+     * Spec 4.7, checked in this order: card found, cooldown (the attempt then counts, whatever
+     * refuses it next), card closed, not ready, card balance, provider. The provider first, then the
+     * wallet: the amount is held off the card before the provider is called (outside any transaction),
+     * a `Pending` line on the card's statement, and reaches the wallet once it has withdrawn (the line
+     * turned `Approved`); a provider refusal gives it back to the card (the line removed).
+     */
+    async withdraw(
+      caller: Caller,
+      cardId: string,
+      { amount }: AmountInput,
+      hooks: OperationHooks<WithdrawResult> = {},
+    ): Promise<WithdrawResult> {
+      guard.withdraw(amount);
+      const now = clock.now();
+      const at = now.toISOString();
+      const operationId = newRecordId();
+      const card = await runAttempt(db, async (trx) => {
+        await pending.recoverStale(trx, caller.userId, now);
+        const card = await cooldowns.withdrawal.claim(trx, caller, cardId, now);
+        const unready = withdrawStateRefusal(card);
+        if (unready) throw unready;
+        const available = await lockedBalance(trx, card.account_id);
+        const uncovered = cardCoverRefusal({ amount, available });
+        if (uncovered) throw uncovered;
+        const held = await pending.hold(trx, {
+          id: operationId,
+          kind: 'withdraw',
+          userId: caller.userId,
+          cardId: card.id,
+          accountId: card.account_id,
+          amount,
+          line: { type: 'withdrawal', currency: card.currency, merchantName: 'Wallet' },
+          at,
+        });
+        // The conditional hold decided; the named check words the refusal.
+        if (!held) throw cardCoverRefusal({ amount, available }, { refused: true });
+        return card;
+      });
+      await pending.callProvider(operationId, 'withdraw from', () => provider.withdraw(card.provider_card_id, amount));
+      return pending.finish(
+        operationId,
+        async (trx, operation) => {
+          const posted = await pending.settleHold(trx, operation, {
+            accountId: caller.walletAccountId,
+            reference: `withdraw:${operationId}`,
+            kind: 'withdrawal',
+            at,
+          });
+          const transactionId = await pending.settleLine(trx, operation, { journalId: posted.journalId, at });
+          if (transactionId === null) throw new Error(`Withdrawal ${operationId} has no pending line`);
+          return {
+            cardId: card.id,
+            transactionId,
+            invoiceId: posted.journalId,
+            walletBalance: posted.balances.get(caller.walletAccountId) ?? 0,
+            newCardBalance: await accountBalance(trx, card.account_id),
+            amountWithdrawn: amount,
+          };
+        },
+        hooks,
+      );
+    },
+  };
+}

@@ -1,0 +1,277 @@
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import pRetry from 'p-retry';
+import type { z } from 'zod';
+import { CardServiceError } from '../core/rules/errors.js';
+import { toAmount, type Cents } from '../core/ledger/money.js';
+import { refusalOf, RemoteRefusal, type RefusalContext } from './refusals.js';
+import * as shapes from './shapes.js';
+
+/**
+ * An HTTP client of a card service that speaks the interface (`/api/v1`, spec section 4), one token per
+ * user. It promises nothing the interface does not: the extensions some services have (listing cards, a
+ * top-up quote) are tried once and remembered as absent when the service does not know them.
+ *
+ * GETs are retried with back-off (429 with `Retry-After`, 5xx, a dropped connection); a POST or PATCH is
+ * sent once: after a timeout or a lost answer its outcome is not known (`OutcomeUnknownError`), and the
+ * caller reads the state again rather than repeating a money movement.
+ */
+
+/** The service did not answer usefully (down, too slow, 5xx, or an answer we cannot read). Nothing is known to have happened. */
+export class ServiceUnavailableError extends Error {
+  override readonly name = 'ServiceUnavailableError';
+  constructor(
+    message: string,
+    readonly status?: number,
+    /** From a 429's or 503's `Retry-After`. */
+    readonly retryAfterMs?: number,
+  ) {
+    super(message);
+  }
+}
+
+/** The HTTP status a refusal came with (refusals are our own errors, which carry none). */
+const refusalStatus = new WeakMap<Error, number>();
+
+/** The HTTP status of a refusal or an unavailable service, when it answered at all. */
+export function remoteStatusOf(error: unknown): number | undefined {
+  if (error instanceof ServiceUnavailableError) return error.status;
+  return error instanceof Error ? refusalStatus.get(error) : undefined;
+}
+
+/** A POST or PATCH was sent and no answer came back: it may or may not have been carried out. */
+export class OutcomeUnknownError extends Error {
+  override readonly name = 'OutcomeUnknownError';
+}
+
+export interface RemoteClientOptions {
+  /** The spec's `{base_url}`: paths begin with `/api/v1` under it. */
+  baseUrl: string;
+  /** How long one request may take before it is given up. */
+  timeoutMs: number;
+  /** Node's fetch by default. */
+  fetch?: typeof fetch;
+  /** Waits for a turn before each request (the service-wide request budget); at once by default. */
+  schedule?: <T>(call: () => Promise<T>) => Promise<T>;
+  /** Retries of a GET after the first try. 2 by default. */
+  getRetries?: number;
+  /** The first back-off between GET tries, ms (doubling). 200 by default. */
+  retryDelayMs?: number;
+  /** Told of each exchange: the service answered (a refusal too), or it did not (down, slow, 5xx, unreadable). */
+  observe?: { answered(): void; unavailable(error: Error): void };
+}
+
+type Method = 'GET' | 'POST' | 'PATCH';
+
+interface Call<T> {
+  method: Method;
+  path: string;
+  body?: unknown;
+  shape: z.ZodType<T>;
+  context?: RefusalContext;
+}
+
+/** A capability beyond the interface: unknown until tried, then remembered for the client's life. */
+type Capability = 'unknown' | 'present' | 'absent';
+
+/**
+ * The service does not have the extension: its route is not there (404, 405, 501), or the path was read as a
+ * card id (`Card ID is required`). A quote for a card the service does not know is a real refusal.
+ */
+function isMissingExtension(name: 'listCards' | 'topupQuote', error: unknown): boolean {
+  if (error instanceof CardServiceError && error.code === 'CARD_ID_REQUIRED') return true;
+  if (name === 'topupQuote' && error instanceof CardServiceError && error.code === 'CARD_NOT_FOUND') return false;
+  const status = remoteStatusOf(error);
+  return status === 404 || status === 405 || status === 501;
+}
+
+export function createRemoteCardClient(options: RemoteClientOptions) {
+  const base = options.baseUrl.replace(/\/+$/, '');
+  const fetchFn = options.fetch ?? fetch;
+  const schedule = options.schedule ?? (<T>(call: () => Promise<T>) => call());
+  const capabilities: Record<'listCards' | 'topupQuote', Capability> = { listCards: 'unknown', topupQuote: 'unknown' };
+
+  /** One exchange, told to `observe`: whether the service answered. */
+  async function exchange<T>(token: string, call: Call<T>, idempotencyKey?: string): Promise<{ data: T; status: number }> {
+    try {
+      const result = await exchangeOnce(token, call, idempotencyKey);
+      options.observe?.answered();
+      return result;
+    } catch (error) {
+      if (error instanceof ServiceUnavailableError || error instanceof OutcomeUnknownError) options.observe?.unavailable(error);
+      else options.observe?.answered();
+      throw error;
+    }
+  }
+
+  /** One exchange: the parsed `data` of a success, else the refusal (thrown). */
+  async function exchangeOnce<T>(token: string, call: Call<T>, idempotencyKey?: string): Promise<{ data: T; status: number }> {
+    const headers: Record<string, string> = { authorization: `Bearer ${token}`, accept: 'application/json' };
+    if (call.body !== undefined) headers['content-type'] = 'application/json';
+    if (idempotencyKey !== undefined) headers['idempotency-key'] = idempotencyKey;
+    let response: Response;
+    try {
+      response = await schedule(() =>
+        fetchFn(`${base}${call.path}`, {
+          method: call.method,
+          headers,
+          signal: AbortSignal.timeout(options.timeoutMs),
+          ...(call.body === undefined ? {} : { body: JSON.stringify(call.body) }),
+        }),
+      );
+    } catch (error) {
+      throw lostExchange(call.method, error);
+    }
+    let body: unknown;
+    try {
+      body = await response.json();
+    } catch (error) {
+      if ((error as Error)?.name === 'TimeoutError' || (error as Error)?.name === 'AbortError') throw lostExchange(call.method, error);
+      throw new ServiceUnavailableError(`the card service answered HTTP ${response.status} without JSON`, response.status);
+    }
+    const envelope = shapes.envelope.safeParse(body);
+    if (!envelope.success)
+      throw new ServiceUnavailableError(`the card service answered HTTP ${response.status} outside the envelope`, response.status);
+    const { success, data } = envelope.data;
+    if (!success || !response.ok) {
+      const retryAfter = Number(response.headers.get('retry-after') ?? Number.NaN);
+      const retryAfterSeconds = Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : undefined;
+      // A busy or failing service, unless it says why in words we know (a cooldown is often a 429).
+      const refusal = refusalOf(envelope.data, response.status, {
+        ...call.context,
+        ...(retryAfterSeconds === undefined ? {} : { retryAfterSeconds }),
+      });
+      if (refusal instanceof RemoteRefusal && (response.status >= 500 || response.status === 429)) {
+        throw new ServiceUnavailableError(
+          `the card service answered HTTP ${response.status}`,
+          response.status,
+          retryAfterSeconds === undefined ? undefined : retryAfterSeconds * 1000,
+        );
+      }
+      refusalStatus.set(refusal, response.status);
+      throw refusal;
+    }
+    const parsed = call.shape.safeParse(data);
+    if (!parsed.success)
+      throw new ServiceUnavailableError(`the card service's answer to ${call.method} ${routeOf(call.path)} has an unknown shape`);
+    return { data: parsed.data, status: response.status };
+  }
+
+  /** A request that failed in transport: a GET is safe to call unavailable; a POST or PATCH may have been carried out. */
+  function lostExchange(method: Method, error: unknown): Error {
+    const cause = (error as { cause?: { code?: string } })?.cause?.code;
+    // Refused before anything was sent: nothing can have happened.
+    if (method === 'GET' || cause === 'ECONNREFUSED' || cause === 'ENOTFOUND') {
+      return new ServiceUnavailableError(
+        (error as Error)?.name === 'TimeoutError' ? 'the card service did not answer in time' : 'the card service could not be reached',
+      );
+    }
+    return new OutcomeUnknownError('the card service did not answer; the outcome is not known');
+  }
+
+  async function get<T>(token: string, call: Omit<Call<T>, 'method'>): Promise<T> {
+    return pRetry(async () => (await exchange(token, { ...call, method: 'GET' })).data, {
+      retries: options.getRetries ?? 2,
+      minTimeout: options.retryDelayMs ?? 200,
+      factor: 2,
+      randomize: true,
+      // Only what a later try may change: a refusal, or an answer we cannot read, stays as it is.
+      shouldRetry: ({ error }) =>
+        error instanceof ServiceUnavailableError && (error.status === undefined || error.status >= 500 || error.status === 429),
+      // A service that says when to come back is believed, up to the request timeout; after the last try
+      // the error goes to the caller at once (p-retry calls this before it knows whether it tries again).
+      onFailedAttempt: async ({ error, retriesLeft }) => {
+        if (retriesLeft > 0 && error instanceof ServiceUnavailableError && error.retryAfterMs !== undefined)
+          await sleep(Math.min(error.retryAfterMs, options.timeoutMs));
+      },
+    });
+  }
+
+  /** A POST or PATCH, sent once, with an `Idempotency-Key` a service may honour. */
+  async function send<T>(token: string, call: Call<T>): Promise<T> {
+    return (await exchange(token, call, randomUUID())).data;
+  }
+
+  /** Tries an extension once; a missing route marks it absent for good and answers undefined. */
+  async function extension<T>(name: keyof typeof capabilities, run: () => Promise<T>): Promise<T | undefined> {
+    if (capabilities[name] === 'absent') return undefined;
+    try {
+      const result = await run();
+      capabilities[name] = 'present';
+      return result;
+    } catch (error) {
+      if (!isMissingExtension(name, error)) throw error;
+      capabilities[name] = 'absent';
+      return undefined;
+    }
+  }
+
+  const card = (id: string) => `/api/v1/cards/${encodeURIComponent(id)}`;
+
+  /** What one user (one token) may do at the service. */
+  function as(token: string) {
+    return {
+      /** Spec 4.1: also the token test (a refused token throws `INVALID_TOKEN`). */
+      health: () => get(token, { path: '/api/v1/health', shape: shapes.health }),
+      listBins: () => get(token, { path: '/api/v1/bins', shape: shapes.binList }),
+      listPlans: () => get(token, { path: '/api/v1/card-plans', shape: shapes.planList }),
+      /** The extension `GET /api/v1/cards`; undefined when the service has no listing. */
+      listCards: () => extension('listCards', () => get(token, { path: '/api/v1/cards', shape: shapes.cardList })),
+      getCard: (id: string) => get(token, { path: card(id), shape: shapes.card }),
+      createCard: (input: { binId: string; name: string; planId: number; couponId?: string }) =>
+        send(token, {
+          method: 'POST',
+          path: '/api/v1/cards',
+          body: { bin_id: input.binId, name: input.name, planId: input.planId, ...(input.couponId ? { coupon_id: input.couponId } : {}) },
+          shape: shapes.createdCard,
+        }),
+      /** The extension top-up quote; undefined when the service has none (the fee is then known only after). */
+      quoteTopup: (id: string, amount: Cents) =>
+        extension('topupQuote', () =>
+          send(token, { method: 'POST', path: `${card(id)}/topup/quote`, body: { amount: toAmount(amount) }, shape: shapes.topupQuote }),
+        ),
+      topup: (id: string, amount: Cents) =>
+        send(token, {
+          method: 'POST',
+          path: `${card(id)}/topup`,
+          body: { amount: toAmount(amount) },
+          shape: shapes.topup,
+          context: { amount },
+        }),
+      withdraw: (id: string, amount: Cents) =>
+        send(token, {
+          method: 'POST',
+          path: `${card(id)}/withdraw`,
+          body: { amount: toAmount(amount) },
+          shape: shapes.withdrawal,
+          context: { amount },
+        }),
+      freeze: (id: string) => send(token, { method: 'PATCH', path: `${card(id)}/freeze`, shape: shapes.statusChange }),
+      unfreeze: (id: string) => send(token, { method: 'PATCH', path: `${card(id)}/unfreeze`, shape: shapes.statusChange }),
+      close: (id: string) => send(token, { method: 'PATCH', path: `${card(id)}/close`, shape: shapes.closed }),
+      /** Spec 4.10: card data. Never logged, never stored. */
+      details: (id: string) => get(token, { path: `${card(id)}/details`, shape: shapes.sensitiveDetails }),
+      listTransactions: (query: { page?: number; limit?: number; cardId?: string } = {}) => {
+        const params = new URLSearchParams();
+        if (query.page !== undefined) params.set('page', String(query.page));
+        if (query.limit !== undefined) params.set('limit', String(query.limit));
+        if (query.cardId !== undefined) params.set('card_id', query.cardId);
+        const search = params.size > 0 ? `?${params}` : '';
+        return get(token, { path: `/api/v1/cards/transactions${search}`, shape: shapes.transactionPage });
+      },
+      listOtps: (id: string) => get(token, { path: `${card(id)}/otps`, shape: shapes.otpList }),
+      requestOtp: (id: string) => send(token, { method: 'POST', path: `${card(id)}/otps/request`, shape: shapes.requestedOtp }),
+      walletBalance: () => get(token, { path: '/api/v1/wallet/balance', shape: shapes.wallet }),
+    };
+  }
+
+  return { as, capabilities: (): Readonly<typeof capabilities> => ({ ...capabilities }) };
+}
+
+/** A path without its ids, for a log line or an error that must not carry one. */
+function routeOf(path: string): string {
+  return path.replace(/\?.*$/, '').replace(/\/cards\/(?!transactions)[^/]+/, '/cards/{id}');
+}
+
+export type RemoteCardClient = ReturnType<typeof createRemoteCardClient>;
+export type RemoteSession = ReturnType<RemoteCardClient['as']>;

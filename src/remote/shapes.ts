@@ -1,0 +1,424 @@
+import { z } from 'zod';
+import type { Cents } from '../core/ledger/money.js';
+
+/**
+ * The response shapes of a card service that speaks the interface (spec sections 2 and 4), earlier and
+ * current, each read into one view. Unknown extra fields are dropped by the schemas, and so are the
+ * earlier card record's `PAN`, `CVV` and `EXP`: card data leaves the client only through `details`.
+ */
+
+/** A JSON amount (a number, or a numeric string some services send) as integer cents. */
+const money = z
+  .union([
+    z.number(),
+    z
+      .string()
+      .regex(/^-?\d+(\.\d+)?$/)
+      .transform(Number),
+  ])
+  .transform((n): Cents => Math.round(n * 100));
+const text = z.string();
+const optionalText = z.string().nullish();
+const flag = z.union([z.boolean(), z.literal(0), z.literal(1)]).transform(Boolean);
+
+/** The four states the bot knows; an earlier `Processing` (or any state it does not know) reads as not ready yet. */
+export type RemoteCardStatus = 'processing' | 'active' | 'frozen' | 'closed';
+
+export function cardStatusOf(raw: string): RemoteCardStatus {
+  const status = raw.trim().toLowerCase();
+  return status === 'active' || status === 'frozen' || status === 'closed' ? status : 'processing';
+}
+
+export const envelope = z.object({
+  success: z.boolean(),
+  data: z.unknown().optional(),
+  message: z.string().optional(),
+  error: z.union([z.string(), z.array(z.unknown())]).optional(),
+  timestamp: z.string().optional(),
+});
+export type Envelope = z.infer<typeof envelope>;
+
+export const health = z.object({ status: text, environment: text.optional(), timestamp: text.optional() });
+
+export interface RemoteBin {
+  id: string;
+  bin: string;
+  network?: string;
+  threeDS: boolean;
+  wallet: boolean;
+  currency: string;
+  country?: string;
+  /** Unknown in the earlier shape. */
+  initialBalance?: Cents;
+}
+
+const currentBin = z
+  .object({
+    id: z.coerce.string(),
+    bin: text,
+    network: text,
+    threeDS: flag,
+    wallet: flag,
+    currency: text,
+    country: text,
+    initial_balance: money,
+  })
+  .transform(
+    (b): RemoteBin => ({
+      id: b.id,
+      bin: b.bin,
+      network: b.network,
+      threeDS: b.threeDS,
+      wallet: b.wallet,
+      currency: b.currency,
+      country: b.country,
+      initialBalance: b.initial_balance,
+    }),
+  );
+
+const earlierBin = z
+  .object({
+    id: z.coerce.string(),
+    BIN: text,
+    currency: text,
+    '3ds': flag.optional(),
+    digital_wallet: flag.optional(),
+    status: optionalText,
+  })
+  .transform(
+    (b): RemoteBin => ({ id: b.id, bin: b.BIN, threeDS: b['3ds'] ?? false, wallet: b.digital_wallet ?? false, currency: b.currency }),
+  );
+
+/** Spec 2.4: either shape; an earlier BIN whose status is not `Active` is not offered, and an item in neither is skipped. */
+export const binList = z.array(z.unknown()).transform((items) =>
+  items.flatMap((item) => {
+    const current = currentBin.safeParse(item);
+    if (current.success) return [current.data];
+    const earlier = earlierBin.safeParse(item);
+    if (!earlier.success) return [];
+    const status = (item as { status?: unknown }).status;
+    return typeof status === 'string' && status.toLowerCase() !== 'active' ? [] : [earlier.data];
+  }),
+);
+
+export interface RemotePlan {
+  id: number;
+  name: string;
+  description: string;
+  limit: Cents;
+  creationFee: Cents;
+}
+
+export const planList = z.array(
+  z
+    .object({ id: z.coerce.number().int(), name: text, description: text.nullish(), limit: money, creation_fee: money })
+    .transform(
+      (p): RemotePlan => ({ id: p.id, name: p.name, description: p.description ?? '', limit: p.limit, creationFee: p.creation_fee }),
+    ),
+);
+
+export interface RemoteCard {
+  id: string;
+  name: string;
+  maskedPan: string;
+  balance: Cents;
+  deposit?: Cents;
+  status: RemoteCardStatus;
+  category: string;
+  currency: string;
+  binId?: string;
+  threeDS?: boolean;
+  createdAt?: string;
+  updatedAt?: string;
+}
+
+/** Spec 2.3, the card-detail record in either shape (capitalised `Active`, `Processing`); card data dropped. */
+export const card = z
+  .object({
+    id: z.coerce.string(),
+    name: text,
+    masked_PAN: text.optional(),
+    masked_pan: text.optional(),
+    balance: money,
+    deposit: money.optional(),
+    status: text,
+    category: text.optional(),
+    currency: text.optional(),
+    currency_short_name: text.optional(),
+    bin_id: z.coerce.string().optional(),
+    '3ds': flag.optional(),
+    created_at: text.optional(),
+    updated_at: text.optional(),
+  })
+  .transform(
+    (c): RemoteCard => ({
+      id: c.id,
+      name: c.name,
+      maskedPan: c.masked_PAN ?? c.masked_pan ?? '',
+      balance: c.balance,
+      ...(c.deposit === undefined ? {} : { deposit: c.deposit }),
+      status: cardStatusOf(c.status),
+      category: c.category ?? 'Online',
+      currency: c.currency ?? c.currency_short_name ?? 'USD',
+      ...(c.bin_id === undefined ? {} : { binId: c.bin_id }),
+      ...(c['3ds'] === undefined ? {} : { threeDS: c['3ds'] }),
+      ...(c.created_at === undefined ? {} : { createdAt: c.created_at }),
+      ...(c.updated_at === undefined ? {} : { updatedAt: c.updated_at }),
+    }),
+  );
+
+/** The extension `GET /api/v1/cards`: an array, or an object holding one. */
+export const cardList = z
+  .union([z.array(z.unknown()), z.object({ cards: z.array(z.unknown()) }), z.object({ data: z.array(z.unknown()) })])
+  .transform((list) => {
+    const items = Array.isArray(list) ? list : 'cards' in list ? list.cards : list.data;
+    return items.flatMap((item) => {
+      const parsed = card.safeParse(item);
+      return parsed.success ? [parsed.data] : [];
+    });
+  });
+
+export interface CreatedCard {
+  id: string;
+  status: RemoteCardStatus;
+  category: string;
+  balance: Cents;
+  /** The billing address as the service gave it (the earlier shape has one string). */
+  address?: string;
+}
+
+/** Spec 2.3, the creation result: current (`active`, address object) or earlier (full record, `Processing`, address string). */
+export const createdCard = z
+  .object({
+    id: z.coerce.string(),
+    status: text,
+    category: text.optional(),
+    balance: money.optional(),
+    address: z
+      .union([
+        text,
+        z.object({ line1: text, line2: text.nullish(), city: text, state: text.optional(), postalCode: text.optional(), country: text }),
+      ])
+      .nullish(),
+  })
+  .transform(
+    (c): CreatedCard => ({
+      id: c.id,
+      status: cardStatusOf(c.status),
+      category: c.category ?? 'Online',
+      balance: c.balance ?? 0,
+      ...(c.address == null
+        ? {}
+        : {
+            address:
+              typeof c.address === 'string'
+                ? c.address
+                : [c.address.line1, c.address.line2, c.address.city, c.address.state, c.address.postalCode, c.address.country]
+                    .filter((part) => part !== undefined && part !== null && part !== '')
+                    .join(', '),
+          }),
+    }),
+  );
+
+export interface RemoteTopup {
+  cardId: string;
+  transactionId: string;
+  platformFee: Cents;
+  totalCharged: Cents;
+  newCardBalance: Cents;
+  /** Absent from the earlier shape. */
+  walletBalance?: Cents;
+}
+
+/** Spec 4.6, current (`platform_fee_amount`, `new_card_balance`) or earlier (`platform_fee`, `new_balance`). */
+export const topup = z
+  .object({
+    card_id: z.coerce.string(),
+    transaction_id: z.coerce.string(),
+    total_charged: money,
+    platform_fee_amount: money.optional(),
+    platform_fee: money.optional(),
+    new_card_balance: money.optional(),
+    new_balance: money.optional(),
+    wallet_balance: money.optional(),
+  })
+  .refine((t) => (t.platform_fee_amount ?? t.platform_fee) !== undefined && (t.new_card_balance ?? t.new_balance) !== undefined)
+  .transform(
+    (t): RemoteTopup => ({
+      cardId: t.card_id,
+      transactionId: t.transaction_id,
+      platformFee: (t.platform_fee_amount ?? t.platform_fee)!,
+      totalCharged: t.total_charged,
+      newCardBalance: (t.new_card_balance ?? t.new_balance)!,
+      ...(t.wallet_balance === undefined ? {} : { walletBalance: t.wallet_balance }),
+    }),
+  );
+
+export interface RemoteWithdrawal {
+  cardId: string;
+  transactionId: string;
+  amountWithdrawn: Cents;
+  newCardBalance: Cents;
+  walletBalance?: Cents;
+}
+
+/** Spec 4.7, current (`new_card_balance`) or earlier (`new_balance`). */
+export const withdrawal = z
+  .object({
+    card_id: z.coerce.string(),
+    transaction_id: z.coerce.string(),
+    amount_withdrawn: money,
+    new_card_balance: money.optional(),
+    new_balance: money.optional(),
+    wallet_balance: money.optional(),
+  })
+  .refine((w) => (w.new_card_balance ?? w.new_balance) !== undefined)
+  .transform(
+    (w): RemoteWithdrawal => ({
+      cardId: w.card_id,
+      transactionId: w.transaction_id,
+      amountWithdrawn: w.amount_withdrawn,
+      newCardBalance: (w.new_card_balance ?? w.new_balance)!,
+      ...(w.wallet_balance === undefined ? {} : { walletBalance: w.wallet_balance }),
+    }),
+  );
+
+/** Spec 4.8 and 4.9. */
+export const statusChange = z
+  .object({ card_id: z.coerce.string(), status: text })
+  .transform((s) => ({ cardId: s.card_id, status: cardStatusOf(s.status) }));
+
+/** Spec 4.10: the only way card data leaves the client. */
+export const sensitiveDetails = z
+  .object({ id: z.coerce.string(), PAN: text, CVV: text, EXP: text, masked_PAN: text.optional(), name: text.optional() })
+  .transform((d) => ({ id: d.id, pan: d.PAN, cvv: d.CVV, exp: d.EXP, maskedPan: d.masked_PAN ?? '', name: d.name ?? '' }));
+
+/** Spec 4.11. */
+export const closed = z
+  .object({
+    card_id: z.coerce.string(),
+    balance_withdrawn: money,
+    transaction_id: z.coerce.string().nullish(),
+    new_wallet_balance: money.optional(),
+  })
+  .transform((c) => ({
+    cardId: c.card_id,
+    balanceWithdrawn: c.balance_withdrawn,
+    transactionId: c.transaction_id ?? null,
+    ...(c.new_wallet_balance === undefined ? {} : { newWalletBalance: c.new_wallet_balance }),
+  }));
+
+export interface RemoteTransaction {
+  id: string;
+  cardId: string;
+  cardName: string;
+  status: string;
+  side: string;
+  amount: Cents;
+  currency: string;
+  type: string;
+  maskedPan: string;
+  merchantName: string;
+  declineCode: string | null;
+  createdAt: string;
+}
+
+const transaction = z
+  .object({
+    id: z.coerce.string(),
+    card_id: z.coerce.string(),
+    card_name: optionalText,
+    status: optionalText,
+    side: optionalText,
+    amount: money,
+    currency: optionalText,
+    type: optionalText,
+    masked_pan: optionalText,
+    merchant_name: optionalText,
+    decline_code: optionalText,
+    transaction_created_at: optionalText,
+    created_at: optionalText,
+  })
+  .transform(
+    (t): RemoteTransaction => ({
+      id: t.id,
+      cardId: t.card_id,
+      cardName: t.card_name ?? '',
+      status: t.status ?? '',
+      side: t.side ?? '',
+      amount: t.amount,
+      currency: t.currency ?? 'USD',
+      type: t.type ?? '',
+      maskedPan: t.masked_pan ?? '',
+      merchantName: t.merchant_name ?? '',
+      declineCode: t.decline_code ?? null,
+      createdAt: t.transaction_created_at ?? t.created_at ?? '',
+    }),
+  );
+
+/** Spec 4.12: a page of transactions and its pagination. */
+export const transactionPage = z.object({
+  data: z.array(transaction),
+  pagination: z.object({
+    page: z.number().int(),
+    limit: z.number().int(),
+    total: z.number().int(),
+    totalPages: z.number().int(),
+    hasNext: z.boolean(),
+    hasPrev: z.boolean(),
+  }),
+});
+export type TransactionPage = z.infer<typeof transactionPage>;
+
+export interface RemoteOtp {
+  id: string;
+  code: string;
+  amount: Cents;
+  currency: string;
+  maskedPan: string;
+  cardName: string;
+  createdAt: string;
+}
+
+/** Spec 4.13. */
+export const otpList = z.object({
+  otps: z.array(
+    z
+      .object({
+        id: z.coerce.string(),
+        code: z.coerce.string(),
+        amount: money.optional(),
+        currency: optionalText,
+        masked_pan: optionalText,
+        card_name: optionalText,
+        created_at: optionalText,
+      })
+      .transform(
+        (o): RemoteOtp => ({
+          id: o.id,
+          code: o.code,
+          amount: o.amount ?? 0,
+          currency: o.currency ?? 'USD',
+          maskedPan: o.masked_pan ?? '',
+          cardName: o.card_name ?? '',
+          createdAt: o.created_at ?? '',
+        }),
+      ),
+  ),
+  cardInfo: z.object({ id: z.union([z.number(), z.string()]), nickname: optionalText }).optional(),
+});
+
+/** Spec 4.14. */
+export const requestedOtp = z
+  .object({ message: optionalText, cardInfo: z.object({ otp_code: z.coerce.string() }).partial().optional() })
+  .transform((r) => ({ message: r.message ?? '', code: r.cardInfo?.otp_code }));
+
+/** Spec 4.15. */
+export const wallet = z
+  .object({ balance: money, updated_at: optionalText })
+  .transform((w) => ({ balance: w.balance, updatedAt: w.updated_at ?? '' }));
+
+/** The extension top-up quote (ours): the fee before confirming. */
+export const topupQuote = z
+  .object({ platform_fee_amount: money, total_charged: money })
+  .transform((q) => ({ platformFee: q.platform_fee_amount, totalCharged: q.total_charged }));
