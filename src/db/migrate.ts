@@ -1,7 +1,16 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { FileMigrationProvider, type Kysely, type Migration, type MigrationProvider, Migrator, PostgresAdapter, sql } from 'kysely';
+import {
+  type DatabaseIntrospector,
+  FileMigrationProvider,
+  type Kysely,
+  type Migration,
+  type MigrationProvider,
+  Migrator,
+  PostgresAdapter,
+  sql,
+} from 'kysely';
 
 const HERE = fileURLToPath(import.meta.url);
 
@@ -37,13 +46,7 @@ class LayoutMigrationProvider implements MigrationProvider {
  */
 export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
   return whileMigrationLocked(db, async (connection) => {
-    const migrator = new Migrator({
-      db: connection,
-      provider: new LayoutMigrationProvider(),
-      // Kysely looks for its migration tables in every schema unless told which: on a Postgres
-      // database with several schemas (one per environment or test) it would find another's.
-      migrationTableSchema: await currentPostgresSchema(connection),
-    });
+    const migrator = await migratorOn(connection);
     const { error, results = [] } = await migrator.migrateToLatest();
     const failed = results.find((r) => r.status === 'Error');
     if (error || failed) {
@@ -56,8 +59,47 @@ export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
 
 /** The names of the migrations of this layout not yet applied (Kysely's own bookkeeping, in the current schema). */
 export async function pendingMigrations(db: Kysely<any>): Promise<string[]> {
-  const migrator = new Migrator({ db, provider: new LayoutMigrationProvider(), migrationTableSchema: await currentPostgresSchema(db) });
+  const migrator = await migratorOn(db);
   return (await migrator.getMigrations()).filter((m) => m.executedAt === undefined).map((m) => m.name);
+}
+
+/**
+ * Kysely's migrator over this layout's migrations. On Postgres:
+ * - its tables are looked for in the current schema only: on a database with several schemas (one per
+ *   environment or test) it would otherwise find another's;
+ * - it sees only that schema's tables. Kysely checks for its tables by listing every column of every
+ *   schema, looking each one's sequence up by name, so a column dropped in another schema meanwhile
+ *   (another environment migrating) failed the migration with "column … does not exist".
+ */
+async function migratorOn(db: Kysely<any>): Promise<Migrator> {
+  const schema = await currentPostgresSchema(db);
+  return new Migrator({
+    db: schema === undefined ? db : withIntrospectionOf(db, schema),
+    provider: new LayoutMigrationProvider(),
+    migrationTableSchema: schema,
+  });
+}
+
+/** `db`, whose `introspection` lists the tables of `schema` alone, by name (all the migrator asks of it). */
+function withIntrospectionOf(db: Kysely<any>, schema: string): Kysely<any> {
+  const introspection: DatabaseIntrospector = {
+    getSchemas: () => db.introspection.getSchemas(),
+    getTables: async () => {
+      const { rows } = await sql<{ name: string }>`
+        select table_name as name from information_schema.tables where table_schema = ${schema}
+      `.execute(db);
+      return rows.map((r) => ({ name: r.name, schema, isView: false, columns: [] }));
+    },
+    getMetadata: async () => ({ tables: await introspection.getTables() }),
+  };
+  return new Proxy(db, {
+    get(target, property) {
+      if (property === 'introspection') return introspection;
+      const value = Reflect.get(target, property, target);
+      // Kysely's methods read private fields: they run on the instance itself, never on the proxy.
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
 }
 
 /**

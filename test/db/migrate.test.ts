@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import pg from 'pg';
 import { openDatabase } from '../../src/db/database.js';
-import { migrateToLatest } from '../../src/db/migrate.js';
+import { migrateToLatest, pendingMigrations } from '../../src/db/migrate.js';
 import { freshPostgresSchema, whileNoSchemaIsDropped, withoutPostgres } from '../core/dialects.js';
 
 describe('migrations', () => {
@@ -34,6 +35,44 @@ describe('migrations', () => {
     } finally {
       for (const d of databases) await d.close();
       await schema.drop();
+    }
+  });
+
+  test("a migration is not upset by another schema's tables changing meanwhile", { skip: withoutPostgres }, async () => {
+    // Kysely's own check for its tables lists every column of every schema; a column dropped elsewhere
+    // between its listing and its lookup failed a migration here ("column … does not exist").
+    const baseUrl = process.env.TEST_DATABASE_URL!;
+    const other = await freshPostgresSchema(baseUrl);
+    const changing = new pg.Client({ connectionString: other.url });
+    await changing.connect();
+    await changing.query('create table churn (id integer)');
+    let migrating = true;
+    const churn = (async () => {
+      let rounds = 0;
+      while (migrating || rounds < 50) {
+        await changing.query('alter table churn add column brief integer');
+        await changing.query('alter table churn drop column brief');
+        rounds++;
+      }
+      return rounds;
+    })();
+    try {
+      for (let i = 0; i < 6; i++) {
+        const schema = await freshPostgresSchema(baseUrl);
+        const database = openDatabase(schema.url);
+        try {
+          assert.ok((await whileNoSchemaIsDropped(baseUrl, () => migrateToLatest(database.db))).length >= 1);
+          assert.deepEqual(await pendingMigrations(database.db), []);
+        } finally {
+          await database.close();
+          await schema.drop();
+        }
+      }
+    } finally {
+      migrating = false;
+      assert.ok((await churn) >= 50);
+      await changing.end();
+      await other.drop();
     }
   });
 
