@@ -1,4 +1,8 @@
+import { PostgresAdapter } from 'kysely';
 import { compiledOnce } from '../../db/compiled-query.js';
+import type { Executor } from '../../db/schema.js';
+import { CardServiceError } from '../rules/errors.js';
+import { topupOnce } from './topup-statement.js';
 import { accountBalance, checkCardId, findOwnedCard, lockedBalance } from './card-queries.js';
 import { recordCardTransaction } from './card-records.js';
 import { createCooldowns, runAttempt } from '../rules/cooldowns.js';
@@ -50,6 +54,58 @@ export function createMovementOperations({ db, clock, provider, settings }: Core
   const guard = inputGuards(settings);
   const cooldowns = createCooldowns(settings);
   const pending = createPendingOperations(db, clock);
+  const onPostgres = db.getExecutor().adapter instanceof PostgresAdapter;
+
+  /**
+   * Postgres: the top-up as one statement (`topupInOneStatement`), committed on its own, or with
+   * `hooks.commit` in one transaction beside it. The same refusals, worded by the same named checks in
+   * the same order, from what the statement found; a refusal after the cooldown still commits the attempt.
+   */
+  async function topupInOneRoundTrip(
+    caller: Caller,
+    cardId: string,
+    amount: Cents,
+    now: Date,
+    hooks: OperationHooks<TopupResult>,
+  ): Promise<TopupResult> {
+    revenueAccount ??= await systemAccountId(db, SYSTEM_ACCOUNTS.revenue);
+    const revenue = revenueAccount;
+    const threshold = new Date(now.getTime() - settings.topupCooldownSeconds * 1000).toISOString();
+    const transactionId = newRecordId();
+    const work = async (ex: Executor): Promise<TopupResult> => {
+      const at = now.toISOString();
+      const { card, moved, walletAvailable } = await topupOnce(ex, [
+        cardId,
+        caller.userId,
+        amount,
+        at,
+        threshold,
+        caller.walletAccountId,
+        revenue,
+        transactionId,
+        `topup:${transactionId}`,
+      ]);
+      if (!card) throw new CardServiceError('CARD_NOT_FOUND');
+      if (!card.cooled) throw topupCooldownRefusal(card.last_topup_attempt_at, settings, now, { refused: true });
+      if (!moved) {
+        throw (
+          topupStateRefusal(card) ??
+          planLimitRefusal(card, amount) ??
+          walletCoverRefusal({ amount, fee: card.fee, available: walletAvailable }, { refused: true })
+        );
+      }
+      return {
+        cardId,
+        transactionId,
+        invoiceId: moved.journalId,
+        walletBalance: moved.walletBalance,
+        totalCharged: amount + card.fee,
+        platformFee: card.fee,
+        newCardBalance: moved.cardBalance,
+      };
+    };
+    return hooks.commit ? runAttempt(db, work, hooks) : work(db);
+  }
 
   return {
     /**
@@ -116,6 +172,7 @@ export function createMovementOperations({ db, clock, provider, settings }: Core
       guard.topup(amount);
       const now = clock.now();
       const at = now.toISOString();
+      if (onPostgres) return topupInOneRoundTrip(caller, cardId, amount, now, hooks);
       return runAttempt(
         db,
         async (trx) => {

@@ -1,0 +1,58 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import pg from 'pg';
+import { useCore, withoutPostgres } from './dialects.js';
+import { newCard, newCustomer } from '../helpers/core.js';
+import type { TestCore } from '../helpers/core.js';
+
+/**
+ * The statements a Postgres operation sends, counted at the driver: node-postgres sends one query at a
+ * time and waits for its answer, so each `query` call is one round trip to the server.
+ */
+async function roundTrips<T>(run: () => Promise<T>): Promise<{ result: T; trips: string[] }> {
+  const query = pg.Client.prototype.query;
+  const trips: string[] = [];
+  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+    const [first] = args;
+    trips.push(typeof first === 'string' ? first : String((first as { text?: string }).text));
+    return (query as (...a: unknown[]) => unknown).apply(this, args);
+  } as typeof query;
+  try {
+    return { result: await run(), trips };
+  } finally {
+    pg.Client.prototype.query = query;
+  }
+}
+
+const short = (trips: string[]) => trips.map((s) => s.replace(/\s+/g, ' ').slice(0, 60)).join('\n');
+
+describe('round trips of a money operation on Postgres', { skip: withoutPostgres }, () => {
+  async function ready(t: TestCore) {
+    const alice = await newCustomer(t, 50_000);
+    const card = await newCard(t, alice);
+    return { alice, card };
+  }
+
+  test('a top-up is one statement, committed on its own', async (ctx) => {
+    const t = await useCore(ctx, 'postgres', { settings: { topupCooldownSeconds: 1 } });
+    const { alice, card } = await ready(t);
+    const first = await t.core.topup(alice.caller, card.id, { amount: 1_000 }); // the first learns the revenue account
+    t.clock.advance(2_000);
+    const { result, trips } = await roundTrips(() => t.core.topup(alice.caller, card.id, { amount: 1_000 }));
+    assert.equal(result.newCardBalance, first.newCardBalance + 1_000);
+    assert.equal(result.walletBalance, first.walletBalance - result.totalCharged);
+    assert.equal(trips.length, 1, short(trips));
+  });
+
+  test('a refused top-up is one statement too, and its attempt still counts', async (ctx) => {
+    const t = await useCore(ctx, 'postgres', { settings: { topupCooldownSeconds: 1 } });
+    const { alice, card } = await ready(t);
+    const first = await t.core.topup(alice.caller, card.id, { amount: 1_000 });
+    t.clock.advance(2_000);
+    const { trips } = await roundTrips(() =>
+      assert.rejects(t.core.topup(alice.caller, card.id, { amount: first.walletBalance }), { code: 'INSUFFICIENT_WALLET_BALANCE' }),
+    );
+    assert.equal(trips.length, 1, short(trips));
+    await assert.rejects(t.core.topup(alice.caller, card.id, { amount: 1_000 }), { code: 'TOPUP_COOLDOWN' });
+  });
+});
