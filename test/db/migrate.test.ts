@@ -40,18 +40,19 @@ describe('migrations', () => {
 
   test("a migration is not upset by another schema's tables changing meanwhile", { skip: withoutPostgres }, async () => {
     // Kysely's own check for its tables lists every column of every schema; a column dropped elsewhere
-    // between its listing and its lookup failed a migration here ("column … does not exist").
+    // (renamed, dropped) between its listing and its lookup failed a migration here ("column … does not exist").
     const baseUrl = process.env.TEST_DATABASE_URL!;
     const other = await freshPostgresSchema(baseUrl);
     const changing = new pg.Client({ connectionString: other.url });
     await changing.connect();
-    await changing.query('create table churn (id integer)');
+    await changing.query('create table churn (id integer, brief integer)');
     let migrating = true;
     const churn = (async () => {
       let rounds = 0;
       while (migrating || rounds < 50) {
-        await changing.query('alter table churn add column brief integer');
-        await changing.query('alter table churn drop column brief');
+        // Renamed, not dropped and added: a table keeps the places of dropped columns, 1,600 at most.
+        await changing.query('alter table churn rename column brief to short');
+        await changing.query('alter table churn rename column short to brief');
         rounds++;
       }
       return rounds;
