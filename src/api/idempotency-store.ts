@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
+import { leasesOn } from '../db/lease.js';
 import type { Database, Db } from '../db/schema.js';
 
 /** The stored replies' table (migrations/20261122_03 and 20261123_03). */
@@ -50,9 +51,19 @@ export interface IdempotencyStoreOptions {
  * has not committed (still running, or lost with its process): once its lease has passed, a retry
  * takes the claim over and runs the request. The completion is conditional on the claim's token, so
  * a slow original and the retry that took over can never both commit.
+ *
+ * The claim is a lease (`src/db/lease.ts`) kept in the columns it shipped with, `claim_token` and
+ * `lease_until`.
  */
 export function createIdempotencyStore(database: Db, options: IdempotencyStoreOptions) {
   const db = database.withTables<Tables>();
+  const claims = leasesOn({
+    table: 'idempotency_keys',
+    key: ['user_id', 'idempotency_key'],
+    columns: { holder: 'claim_token', until: 'lease_until' },
+    leaseMs: options.leaseMs,
+  });
+  const pending = sql<boolean>`status_code is null`;
   const later = (now: Date, ms: number) => new Date(now.getTime() + ms).toISOString();
 
   async function tryInsert(
@@ -81,23 +92,17 @@ export function createIdempotencyStore(database: Db, options: IdempotencyStoreOp
     return Number(result.numInsertedOrUpdatedRows ?? 0n) > 0;
   }
 
-  /** Takes over a pending claim whose lease has passed, if it is still the one that was read. */
+  /**
+   * Takes over a pending claim whose lease has passed, if it is still the one that was read. (A pending row
+   * without a lease, older than leases, is never taken over: `claim` does not call this for one, and the
+   * row read keeps its token only as long as its lease.)
+   */
   async function takeOver(userId: string, key: string, staleToken: string, token: string, now: Date, ttlSeconds: number): Promise<boolean> {
-    const result = await db
-      .updateTable('idempotency_keys')
-      .set({
-        claim_token: token,
-        lease_until: later(now, options.leaseMs),
-        created_at: now.toISOString(),
-        expires_at: later(now, ttlSeconds * 1000),
-      })
-      .where('user_id', '=', userId)
-      .where('idempotency_key', '=', key)
-      .where('status_code', 'is', null)
-      .where('claim_token', '=', staleToken)
-      .where('lease_until', '<=', now.toISOString())
-      .executeTakeFirst();
-    return result.numUpdatedRows > 0n;
+    const taken = await claims.take(db, { user_id: userId, idempotency_key: key }, token, now, {
+      set: { created_at: now.toISOString(), expires_at: later(now, ttlSeconds * 1000) },
+      where: sql<boolean>`${pending} and claim_token = ${staleToken}`,
+    });
+    return taken !== undefined;
   }
 
   return {
@@ -138,27 +143,19 @@ export function createIdempotencyStore(database: Db, options: IdempotencyStoreOp
      * `ClaimTakenOverError` when the claim is no longer this request's, which rolls the operation back.
      */
     async complete(trx: Kysely<Database>, userId: string, key: string, token: string, statusCode: number, body: string): Promise<void> {
-      const result = await trx
-        .withTables<Tables>()
-        .updateTable('idempotency_keys')
-        .set({ status_code: statusCode, response_body: body, claim_token: null, lease_until: null })
-        .where('user_id', '=', userId)
-        .where('idempotency_key', '=', key)
-        .where('claim_token', '=', token)
-        .where('status_code', 'is', null)
-        .executeTakeFirst();
-      if (result.numUpdatedRows === 0n) throw new ClaimTakenOverError();
+      const row = { user_id: userId, idempotency_key: key };
+      const stored = await claims.release(
+        trx,
+        row,
+        { holder: token },
+        { set: { status_code: statusCode, response_body: body }, where: pending },
+      );
+      if (!stored) throw new ClaimTakenOverError();
     },
 
     /** Frees the key when its request stored nothing (a refusal, a fault), so the key can be retried. */
     async release(userId: string, key: string, token: string): Promise<void> {
-      await db
-        .deleteFrom('idempotency_keys')
-        .where('user_id', '=', userId)
-        .where('idempotency_key', '=', key)
-        .where('claim_token', '=', token)
-        .where('status_code', 'is', null)
-        .execute();
+      await claims.release(db, { user_id: userId, idempotency_key: key }, { holder: token }, { remove: true, where: pending });
     },
 
     /** Keeps at most `maxKeysPerUser` keys for the user: the oldest stored replies beyond that go. */

@@ -8,6 +8,7 @@ import { validationError } from '../core/rules/schemas.js';
 import type { CardService } from '../core/service.js';
 import type { Db } from '../db/schema.js';
 import type { Logger } from '../infra/logger.js';
+import { startLoop } from '../infra/loop.js';
 import type { Redis } from '../infra/redis.js';
 import { WindowCounts } from '../infra/window-counts.js';
 import { installAccessLog, requestIdFrom } from './access-log.js';
@@ -171,11 +172,19 @@ export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
   });
   installIdempotency(app, idempotency, clock, { ttlSeconds, otpTtlSeconds: deps.idempotency?.otpTtlSeconds ?? ttlSeconds }, logger);
 
-  const purge = setInterval(() => {
-    idempotency.purgeExpired(clock.now()).catch((error: unknown) => logger.warn({ err: error }, 'Purging idempotency keys failed'));
-  }, PURGE_INTERVAL_MS);
-  purge.unref();
-  app.addHook('onClose', async () => clearInterval(purge));
+  // Hourly, on the loop the bot's jobs and housekeeping run on.
+  const purge = startLoop(
+    PURGE_INTERVAL_MS,
+    logger,
+    'idempotency purge',
+    undefined,
+    async () => {
+      await idempotency.purgeExpired(clock.now()).catch((error: unknown) => logger.warn({ err: error }, 'Purging idempotency keys failed'));
+      return undefined;
+    },
+    { unref: true, later: true },
+  );
+  app.addHook('onClose', () => purge.stop());
 
   void app.register(fastifySwagger, {
     openapi: {

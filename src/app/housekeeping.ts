@@ -2,6 +2,7 @@ import type { CoreRuntime } from './compose.js';
 import { createPendingOperations } from '../core/operations/pending-operations.js';
 import { loggableError } from '../infra/log-safe.js';
 import type { Logger } from '../infra/logger.js';
+import { startLoop } from '../infra/loop.js';
 
 const EVERY_MS = 10 * 60_000;
 
@@ -9,7 +10,7 @@ const EVERY_MS = 10 * 60_000;
  * What every service process does now and then, whether or not it runs the bot: OTP codes past their
  * retention and the outbox's delivered or stale rows are deleted (so the outbox stays bounded when no
  * bot consumes it); operations a crash left waiting on the card provider are settled as failed. Runs at
- * once, then every ten minutes; `stop` waits for a run in progress.
+ * once, then every ten minutes, on the loop the bot's jobs run on; `stop` waits for a run in progress.
  */
 export function startHousekeeping(
   runtime: Pick<CoreRuntime, 'admin' | 'database' | 'clock'>,
@@ -17,7 +18,6 @@ export function startHousekeeping(
   everyMs = EVERY_MS,
 ): { stop(): Promise<void> } {
   const pending = createPendingOperations(runtime.database.db, runtime.clock);
-  let running: Promise<void> | undefined;
   const purge = async () => {
     const purged = await runtime.admin.purgeExpired();
     if (purged.otps + purged.outbox + purged.mailbox > 0) logger.debug({ purged }, 'purged expired OTP codes and outbox rows');
@@ -27,22 +27,21 @@ export function startHousekeeping(
     const recovered = await pending.recover();
     if (recovered.length > 0) logger.warn({ operations: recovered }, 'settled interrupted provider operations as failed');
   };
-  const run = () => {
-    running ??= Promise.all(
-      [purge, recover].map((task) =>
-        task().catch((error: unknown) => logger.warn({ err: loggableError(error) }, 'housekeeping failed; retrying later')),
-      ),
-    )
-      .then(() => undefined)
-      .finally(() => (running = undefined));
-  };
-  run();
-  const timer = setInterval(run, everyMs);
-  timer.unref();
-  return {
-    async stop() {
-      clearInterval(timer);
-      await running;
+  const loop = startLoop(
+    everyMs,
+    logger,
+    'housekeeping',
+    undefined,
+    async () => {
+      // Each task on its own: one failing does not hold the other back.
+      await Promise.all(
+        [purge, recover].map((task) =>
+          task().catch((error: unknown) => logger.warn({ err: loggableError(error) }, 'housekeeping failed; retrying later')),
+        ),
+      );
+      return undefined;
     },
-  };
+    { unref: true },
+  );
+  return { stop: () => loop.stop() };
 }

@@ -2,7 +2,8 @@ import { sql, type Kysely } from 'kysely';
 import type { CardDataCipher, ChatLinkPort, UnlinkReason } from './card-service/from-core.js';
 import type { RemoteWatchTables } from '../remote/known-cards.js';
 import { type InboxTables, SEALED, sealContext } from './runtime/inbox.js';
-import { claimRows, unclaimedAt, type Claim, type Claimant, type Queue } from '../db/claims.js';
+import { claimRows, type Claim, type Claimant, type Queue } from '../db/claims.js';
+import { freeAt } from '../db/lease.js';
 import { compiledOnce } from '../db/compiled-query.js';
 import type { Db, Executor } from '../db/schema.js';
 
@@ -212,7 +213,7 @@ export async function nextDeletionDue(db: BotDb, now: Date): Promise<Date | unde
   const row = await db
     .selectFrom('bot_pending_deletions')
     .select('due_at')
-    .where(unclaimedAt(now.toISOString()))
+    .where(freeAt(now.toISOString()))
     .orderBy('due_at')
     .limit(1)
     .executeTakeFirst();

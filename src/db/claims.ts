@@ -1,13 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import { PostgresAdapter, sql, type Kysely, type RawBuilder } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import type { Clock } from '../infra/clock.js';
+import { freeAt, heldAs, type LeaseExecutor, takeMany } from './lease.js';
 
 /** How long a claim lasts unrenewed: rows held by a process that died are taken over this long after. */
 export const CLAIM_LEASE_MS = 30_000;
 
 /**
  * A table that several processes work through as a queue (the outbox, the scheduled deletions, the
- * unlink notices). Its rows carry `claimed_by` and `claimed_until` (migrations/20261123_04_background_claims.ts).
+ * unlink notices). Its rows carry leases (`src/db/lease.ts`) in `claimed_by` and `claimed_until`
+ * (migrations/20261123_04_background_claims.ts).
  */
 export interface Queue {
   table: string;
@@ -48,18 +50,12 @@ export interface Claim<Item> {
   release(): Promise<void>;
 }
 
-/** Rows whose lease is unclaimed or lapsed by `now`. */
-export const unclaimedAt = (now: string) => sql<boolean>`(claimed_until is null or claimed_until <= ${now})`;
-
 /**
- * Claims up to `limit` rows of work, in the queue's order, for `claimant`: one update that sets who
- * holds them and until when, over a selection of unclaimed (or lapsed) rows. On Postgres the
- * selection locks its rows and skips those another transaction is claiming (`for update skip locked`),
- * so concurrent claims split the work instead of waiting for each other; SQLite runs one writer at a
- * time, so the same statement without the locking clause is enough there.
+ * Claims up to `limit` rows of work, in the queue's order, for `claimant`: the leases of unclaimed (or
+ * lapsed) rows taken in one statement (`takeMany`, which says how concurrent claims split the work).
  */
 export async function claimRows<Row extends Record<string, unknown>, Item extends object>(
-  db: Pick<Kysely<unknown>, 'getExecutor'>,
+  db: LeaseExecutor,
   queue: Queue,
   claimant: Claimant,
   limit: number,
@@ -67,27 +63,17 @@ export async function claimRows<Row extends Record<string, unknown>, Item extend
 ): Promise<Claim<Item>> {
   const leaseMs = claimant.leaseMs ?? CLAIM_LEASE_MS;
   const table = sql.table(queue.table);
-  const key = sql.join(queue.key.map((column) => sql.ref(column)));
-  const lock = db.getExecutor().adapter instanceof PostgresAdapter ? sql` for update skip locked` : sql``;
   const keyOf = (row: Record<string, unknown>) => queue.key.map((column) => String(row[column])).join('\u0000');
 
   let claimedAt = claimant.clock.now();
   let until = new Date(claimedAt.getTime() + leaseMs).toISOString();
   const now = claimedAt.toISOString();
-  const claimable = sql`(${queue.work(now)}) and ${unclaimedAt(now)}`;
+  const claimable = sql`(${queue.work(now)}) and ${freeAt(now)}`;
   // Looked for first: a poll that finds nothing stays a read, which on SQLite never waits for another
   // process's write (the update would, blocking this process while it waits).
   const { rows: found } = await sql`select 1 as found from ${table} where ${claimable} limit 1`.execute(db);
   if (found.length === 0) return { items: [], holds: async () => false, release: async () => undefined };
-  const { rows } = await sql<Row>`
-    update ${table} set claimed_by = ${claimant.id}, claimed_until = ${until}
-    where (${key}) in (
-      select ${key} from ${table}
-      where ${claimable}
-      order by ${sql.join(queue.order.map((column) => sql.ref(column)))}
-      limit ${limit}${lock}
-    )
-    returning *`.execute(db);
+  const rows = await takeMany<Row>(db, queue, { holder: claimant.id, until }, now, { where: queue.work(now), order: queue.order, limit });
   // `returning` keeps no order.
   const columns = [...queue.order, ...queue.key];
   rows.sort((a, b) => {
@@ -116,7 +102,7 @@ export async function claimRows<Row extends Record<string, unknown>, Item extend
           sql` and `,
         )})`,
     );
-    return sql<boolean>`claimed_by = ${claimant.id} and claimed_until = ${until} and (${sql.join(each, sql` or `)})`;
+    return sql<boolean>`${heldAs({ holder: claimant.id, until })} and (${sql.join(each, sql` or `)})`;
   };
   return {
     items,
@@ -124,6 +110,7 @@ export async function claimRows<Row extends Record<string, unknown>, Item extend
       const at = claimant.clock.now();
       if (held.size > 0 && at.getTime() - claimedAt.getTime() >= leaseMs / 3) {
         const next = new Date(at.getTime() + leaseMs).toISOString();
+        const key = sql.join(queue.key.map((column) => sql.ref(column)));
         const renewed = await sql<Row>`update ${table} set claimed_until = ${next} where ${ours()} returning ${key}`.execute(db);
         claimedAt = at;
         until = next;

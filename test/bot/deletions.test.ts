@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it, test } from 'node:test';
 import { startBackgroundJobs } from '../../src/bot/index.js';
-import { startLoop } from '../../src/bot/loop.js';
+import { startLoop } from '../../src/infra/loop.js';
 import { botTables, chatLocaleKey, dueDeletions, scheduleDeletion, writeKv } from '../../src/bot/repository.js';
 import { createLogger } from '../../src/infra/logger.js';
 import { createHarness } from './harness.js';

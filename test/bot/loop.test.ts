@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { startLoop } from '../../src/bot/loop.js';
+import { startLoop } from '../../src/infra/loop.js';
 import { capturedLogger } from '../helpers/log.js';
 
 test('background loops back off during an outage and log once per outage, then once when recovered', async () => {

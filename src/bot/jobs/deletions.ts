@@ -5,7 +5,7 @@ import type { Claimant } from '../../db/claims.js';
 import { loggableError } from '../../infra/log-safe.js';
 import type { Logger } from '../../infra/logger.js';
 import type { BotContext } from '../context.js';
-import { startLoop, type Loop, type Report } from '../loop.js';
+import { startLoop, type Loop, type Report } from '../../infra/loop.js';
 import { chatLocaleKey, claimDueDeletions, forgetDeletion, nextDeletionDue, readKv, type BotDb } from '../repository.js';
 
 interface DeletionDeps {

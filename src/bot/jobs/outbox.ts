@@ -19,7 +19,7 @@ import {
 import type { BotContext } from '../context.js';
 import type { PushKind } from '../metrics.js';
 import { deleteLater, type Services } from '../services.js';
-import { startLoop, type Loop, type Report } from '../loop.js';
+import { startLoop, type Loop, type Report } from '../../infra/loop.js';
 
 /**
  * Pushes the core's stored events (new OTPs, card transactions, deposit decisions) to every chat linked

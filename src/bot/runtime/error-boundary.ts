@@ -3,7 +3,7 @@ import { isCardServiceError } from '../card-service/from-core.js';
 import type { BotContext } from '../context.js';
 import { refusalMessage, refusalText, toRefusal } from '../ui/refusal-texts.js';
 import { errorSummary, loggableError } from '../../infra/log-safe.js';
-import type { Report } from '../loop.js';
+import type { Report } from '../../infra/loop.js';
 import type { Services } from '../services.js';
 
 /**

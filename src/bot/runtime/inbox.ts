@@ -1,12 +1,13 @@
 import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Update } from 'grammy/types';
-import { type ExpressionBuilder, type Kysely, PostgresAdapter, sql, type Transaction } from 'kysely';
+import { type Kysely, sql, type Transaction } from 'kysely';
 import type { Clock, CardDataCipher } from '../card-service/from-core.js';
+import { keepRenewed, leasesOn, takeMany } from '../../db/lease.js';
 import type { Db } from '../../db/schema.js';
 import { loggableError } from '../../infra/log-safe.js';
 import type { Logger } from '../../infra/logger.js';
-import { type Report, startLoop } from '../loop.js';
+import { type Report, startLoop } from '../../infra/loop.js';
 import type { BotDb, BotTables } from '../repository.js';
 
 /** The bot's tables with the inbox's (migrations/20261123_05_webhook_inbox.ts). */
@@ -96,10 +97,6 @@ const SWEEP_GRACE_MS = 1_000;
 /** How many chats one sweep takes at most. */
 const SWEEP_BATCH = 50;
 
-/** A lease is free when never taken, given back, or lapsed. */
-const unclaimedAt = (now: string) => (eb: ExpressionBuilder<InboxTables, 'bot_chat_leases'>) =>
-  eb.or([eb('claimed_until', 'is', null), eb('claimed_until', '<=', now)]);
-
 /**
  * The inbox over the bot's database; its sweep starts at once (see `Inbox`).
  *
@@ -112,7 +109,8 @@ export function createInbox(options: InboxOptions): Inbox {
   const db = options.db as unknown as InboxDb;
   const leaseMs = options.leaseMs ?? 30_000;
   const rememberMs = options.rememberMs ?? 24 * 3600_000;
-  const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
+  /** The chats' leases (`src/db/lease.ts`). */
+  const leases = leasesOn({ table: 'bot_chat_leases', key: ['chat_key'], leaseMs });
   const me = randomUUID().slice(0, 8);
   let claims = 0;
   let stopping = false;
@@ -122,7 +120,6 @@ export function createInbox(options: InboxOptions): Inbox {
   /** Updates without a chat, handled at once. */
   const loose = new Set<Promise<void>>();
 
-  const untilFrom = (now: Date) => new Date(now.getTime() + leaseMs).toISOString();
   const newHolder = () => `${me}:${++claims}`;
 
   /**
@@ -132,41 +129,19 @@ export function createInbox(options: InboxOptions): Inbox {
   async function claim(ex: Executor, chatKey: string): Promise<Lease | undefined> {
     const now = clock.now();
     const holder = newHolder();
-    const free = sql<boolean>`(${sql.ref('bot_chat_leases.claimed_until')} is null or ${sql.ref('bot_chat_leases.claimed_until')} <= ${now.toISOString()})`;
-    const row = await ex
-      .insertInto('bot_chat_leases')
-      .values({ chat_key: chatKey, claimed_by: holder, claimed_until: untilFrom(now) })
-      .onConflict((oc) =>
-        oc.column('chat_key').doUpdateSet((eb) => ({
-          claimed_by: eb.case().when(free).then(eb.ref('excluded.claimed_by')).else(eb.ref('bot_chat_leases.claimed_by')).end(),
-          claimed_until: eb.case().when(free).then(eb.ref('excluded.claimed_until')).else(eb.ref('bot_chat_leases.claimed_until')).end(),
-        })),
-      )
-      .returning('claimed_by')
-      .executeTakeFirst();
-    return row?.claimed_by === holder ? { chatKey, holder, renewedAt: now.getTime(), lost: false } : undefined;
+    const taken = await leases.take(ex, { chat_key: chatKey }, holder, now, { insert: {} });
+    return taken === undefined ? undefined : { chatKey, holder, renewedAt: now.getTime(), lost: false };
   }
 
   async function renew(lease: Lease): Promise<boolean> {
     const now = clock.now();
-    const renewed = await db
-      .updateTable('bot_chat_leases')
-      .set({ claimed_until: untilFrom(now) })
-      .where('chat_key', '=', lease.chatKey)
-      .where('claimed_by', '=', lease.holder)
-      .executeTakeFirst();
-    if (Number(renewed.numUpdatedRows) === 1) lease.renewedAt = now.getTime();
+    if ((await leases.renew(db, { chat_key: lease.chatKey }, { holder: lease.holder }, now)) !== undefined) lease.renewedAt = now.getTime();
     else lease.lost = true;
     return !lease.lost;
   }
 
   async function release(ex: Executor, lease: Lease): Promise<void> {
-    await ex
-      .updateTable('bot_chat_leases')
-      .set({ claimed_by: null, claimed_until: null })
-      .where('chat_key', '=', lease.chatKey)
-      .where('claimed_by', '=', lease.holder)
-      .execute();
+    await leases.release(ex, { chat_key: lease.chatKey }, { holder: lease.holder });
   }
 
   const oldestPending = (ex: Executor, chatKey: string) =>
@@ -192,16 +167,15 @@ export function createInbox(options: InboxOptions): Inbox {
         .set({ handled_at: clock.now().toISOString(), payload: '' })
         .where('update_id', '=', updateId)
         .execute();
-      const released = await trx
-        .updateTable('bot_chat_leases')
-        .set({ claimed_by: null, claimed_until: null })
-        .where('chat_key', '=', lease.chatKey)
-        .where('claimed_by', '=', lease.holder)
-        .where(({ exists, not, selectFrom }) =>
-          not(exists(selectFrom('bot_updates').select('update_id').where('chat_key', '=', lease.chatKey).where('handled_at', 'is', null))),
-        )
-        .executeTakeFirst();
-      return Number(released.numUpdatedRows) === 0;
+      const released = await leases.release(
+        trx,
+        { chat_key: lease.chatKey },
+        { holder: lease.holder },
+        {
+          where: sql<boolean>`not exists (select update_id from bot_updates where bot_updates.chat_key = ${lease.chatKey} and handled_at is null)`,
+        },
+      );
+      return !released;
     });
 
   /** A stored update; undefined (logged) for a sealed one this key cannot open, which is then skipped. */
@@ -233,12 +207,10 @@ export function createInbox(options: InboxOptions): Inbox {
    * Returns whether the lease was given back with the last update (else the caller gives it back).
    */
   async function handleInOrder(lease: Lease): Promise<boolean> {
-    const renewal = setInterval(() => {
-      renew(lease)
-        .then((held) => held || logger.error({ chatKey: lease.chatKey }, 'a chat lease lapsed and was taken over while an update ran'))
-        .catch((error: unknown) => logger.warn({ err: loggableError(error) }, 'could not renew a chat lease'));
-    }, leaseMs / 3);
-    renewal.unref();
+    const renewal = keepRenewed(() => renew(lease), leaseMs / 3, {
+      lost: () => logger.error({ chatKey: lease.chatKey }, 'a chat lease lapsed and was taken over while an update ran'),
+      failed: (error) => logger.warn({ err: loggableError(error) }, 'could not renew a chat lease'),
+    });
     try {
       while (!stopping && (await holds(lease))) {
         const next = await oldestPending(db, lease.chatKey);
@@ -249,7 +221,7 @@ export function createInbox(options: InboxOptions): Inbox {
       }
       return false;
     } finally {
-      clearInterval(renewal);
+      renewal.stop();
     }
   }
 
@@ -302,25 +274,17 @@ export function createInbox(options: InboxOptions): Inbox {
     // An update stored a moment ago is left to the process that stored it, which is about to claim its chat.
     const settledAt = new Date(now.getTime() - SWEEP_GRACE_MS).toISOString();
     // On Postgres two sweeps (or a sweep and a claim) skip each other's rows instead of waiting for them.
-    const taken = await db
-      .updateTable('bot_chat_leases')
-      .set({ claimed_by: holder, claimed_until: untilFrom(now) })
-      .where('chat_key', 'in', (eb) =>
-        eb
-          .selectFrom('bot_chat_leases')
-          .select('chat_key')
-          .where(
-            'chat_key',
-            'in',
-            eb.selectFrom('bot_updates').select('chat_key').where('handled_at', 'is', null).where('received_at', '<=', settledAt),
-          )
-          .where(unclaimedAt(now.toISOString()))
-          .limit(SWEEP_BATCH)
-          .$if(postgres, (q) => q.forUpdate().skipLocked()),
-      )
-      .where(unclaimedAt(now.toISOString()))
-      .returning('chat_key')
-      .execute();
+    const until = new Date(now.getTime() + leaseMs).toISOString();
+    const taken = await takeMany<{ chat_key: string }>(
+      db,
+      { table: 'bot_chat_leases', key: ['chat_key'] },
+      { holder, until },
+      now.toISOString(),
+      {
+        where: sql`chat_key in (select chat_key from bot_updates where handled_at is null and received_at <= ${settledAt})`,
+        limit: SWEEP_BATCH,
+      },
+    );
     for (const { chat_key } of taken) kick({ chatKey: chat_key, holder, renewedAt: now.getTime(), lost: false });
     if (now.getTime() - prunedAt >= 60_000) {
       await db

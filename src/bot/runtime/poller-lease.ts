@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../card-service/from-core.js';
+import { keepRenewed, leasesOn } from '../../db/lease.js';
 import { loggableError } from '../../infra/log-safe.js';
 import type { Logger } from '../../infra/logger.js';
 import type { BotDb } from '../repository.js';
@@ -15,25 +16,20 @@ export class PollerTakenError extends Error {
  * Telegram lets one consumer long-poll a bot; a second one steals its updates and both fail. Polling
  * holds a lease in `bot_kv`, renewed every third of `leaseMs`: a second process on the same database
  * waits for the lease to lapse (a crashed poller's does) and is refused if its holder is still alive.
- * The claim is one conditional update, so two processes starting together cannot both win.
+ * The lease (`src/db/lease.ts`) keeps the columns of the `bot_kv` row it shipped with: `value` names its
+ * holder, `updated_at` when it was last taken or renewed. Taking it is one conditional statement, so two
+ * processes starting together cannot both win.
  */
 export async function claimPolling(db: BotDb, clock: Clock, logger: Logger, leaseMs = 30_000): Promise<{ release(): Promise<void> }> {
   const me = randomUUID();
+  const lease = leasesOn({ table: 'bot_kv', key: ['key'], columns: { holder: 'value', until: 'updated_at', stamped: true }, leaseMs });
+  const row = { key: KEY };
+  /** Renews the lease if ours, else takes it if free or lapsed. */
   const claim = async (): Promise<boolean> => {
     const now = clock.now();
-    await db
-      .insertInto('bot_kv')
-      .values({ key: KEY, value: me, updated_at: now.toISOString() })
-      .onConflict((oc) => oc.column('key').doNothing())
-      .execute();
-    const lapsedBefore = new Date(now.getTime() - leaseMs).toISOString();
-    const taken = await db
-      .updateTable('bot_kv')
-      .set({ value: me, updated_at: now.toISOString() })
-      .where('key', '=', KEY)
-      .where((eb) => eb.or([eb('value', '=', me), eb('updated_at', '<', lapsedBefore)]))
-      .executeTakeFirst();
-    return Number(taken.numUpdatedRows) === 1;
+    return (
+      (await lease.renew(db, row, { holder: me }, now)) !== undefined || (await lease.take(db, row, me, now, { insert: {} })) !== undefined
+    );
   };
 
   const deadline = Date.now() + leaseMs + leaseMs / 3;
@@ -56,16 +52,14 @@ export async function claimPolling(db: BotDb, clock: Clock, logger: Logger, leas
     await new Promise((resolve) => setTimeout(resolve, Math.min(2_000, leaseMs / 3)));
   }
 
-  const renew = setInterval(() => {
-    claim()
-      .then((held) => held || logger.error('the polling lease was taken by another process'))
-      .catch((error: unknown) => logger.warn({ err: loggableError(error) }, 'could not renew the polling lease'));
-  }, leaseMs / 3);
-  renew.unref();
+  const renewal = keepRenewed(claim, leaseMs / 3, {
+    lost: () => logger.error('the polling lease was taken by another process'),
+    failed: (error) => logger.warn({ err: loggableError(error) }, 'could not renew the polling lease'),
+  });
   return {
     async release() {
-      clearInterval(renew);
-      await db.deleteFrom('bot_kv').where('key', '=', KEY).where('value', '=', me).execute();
+      renewal.stop();
+      await lease.release(db, row, { holder: me }, { remove: true });
     },
   };
 }

@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
+import { leasesOn } from '../../db/lease.js';
 import type { BinRow, Executor, PlanRow } from '../../db/schema.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { accountBalance, findOwnedCard, lockedBalance, lockedCardStatus, selectCards } from './card-queries.js';
@@ -46,6 +48,11 @@ export const STATUS_HOLD_MS = 30_000;
 /** How long a freeze or unfreeze waits for another change of the same card to finish, and how often it looks. */
 const STATUS_WAIT_MS = 10_000;
 const STATUS_POLL_MS = 20;
+/**
+ * The holds on cards' statuses: leases (`src/db/lease.ts`) kept in `cards.status_change_until` alone, the
+ * column they shipped with (no holder column: the until time tells holds apart).
+ */
+const STATUS_HOLDS = leasesOn({ table: 'cards', key: ['id'], columns: { until: 'status_change_until' }, leaseMs: STATUS_HOLD_MS });
 
 /** How long a close refused by another close's cooldown waits for that close's outcome, and how often it looks. */
 const CLOSE_WAIT_MS = 30_000;
@@ -230,26 +237,14 @@ export function createCardOperations({ db, clock, provider, cipher, settings }: 
     action: 'freeze' | 'unfreeze',
     change: (card: CardWithBalance) => Promise<T>,
   ): Promise<T> {
+    const row = { id: cardId };
     for (let waited = 0; ; waited += STATUS_POLL_MS) {
-      const now = clock.now();
-      const until = new Date(now.getTime() + STATUS_HOLD_MS).toISOString();
-      const held = await db
-        .updateTable('cards')
-        .set({ status_change_until: until })
-        .where('id', '=', cardId)
-        .where('user_id', '=', caller.userId)
-        .where((eb) => eb.or([eb('status_change_until', 'is', null), eb('status_change_until', '<=', now.toISOString())]))
-        .executeTakeFirst();
-      if (held.numUpdatedRows === 1n) {
+      const held = await STATUS_HOLDS.take(db, row, undefined, clock.now(), { where: sql<boolean>`user_id = ${caller.userId}` });
+      if (held !== undefined) {
         try {
           return await change(await findOwnedCard(db, caller, cardId));
         } finally {
-          await db
-            .updateTable('cards')
-            .set({ status_change_until: null })
-            .where('id', '=', cardId)
-            .where('status_change_until', '=', until)
-            .execute();
+          await STATUS_HOLDS.release(db, row, held);
         }
       }
       if (waited >= STATUS_WAIT_MS) {

@@ -1,25 +1,32 @@
-import type { Logger } from '../infra/logger.js';
-import { errorSummary, loggableError } from '../infra/log-safe.js';
+import type { Logger } from './logger.js';
+import { errorSummary, loggableError } from './log-safe.js';
 
-/** A background job of the bot (the outbox push, the deletion scheduler). */
+/**
+ * A background job: the bot's (the outbox push, the deletion scheduler, the inbox sweep) and every service
+ * process's (housekeeping, the Idempotency-Key purge).
+ */
 export interface Loop {
   /** Look for work now instead of at the next tick (not while failing: the back-off holds). */
   wake(): void;
   stop(): Promise<void>;
 }
 
-/** Tells an operator about a failure (the admin chat); must not throw. */
+/** Tells an operator about a failure (the bot's admin chat); must not throw. */
 export type Report = (text: string) => Promise<void>;
 
 export interface LoopOptions {
   /** Longest wait between failing ticks (30 s by default). */
   maxBackoffMs?: number;
+  /** Lets the process exit while the loop waits for its next tick (for the loops of a process that runs other things). */
+  unref?: boolean;
+  /** Runs the first tick after `intervalMs` instead of at once. */
+  later?: boolean;
 }
 
 const MAX_BACKOFF_MS = 30_000;
 
 /**
- * Runs `tick` now and then again after the delay it returns (capped by `intervalMs`), or when woken;
+ * Runs `tick` now (or after `intervalMs`, `later`) and then again after the delay it returns (capped by `intervalMs`), or when woken;
  * `stop` waits for a running tick to finish. A failing tick is retried after a delay that doubles with
  * each failure in a row (from twice `intervalMs`, up to `maxBackoffMs`), so an outage (the database,
  * Telegram) is not hammered. A streak of failures is logged once when it starts (with the error, and
@@ -77,9 +84,13 @@ export function startLoop(
       if (again && failures === 0) delay = 0;
       again = false;
       timer = setTimeout(run, delay);
+      if (options.unref) timer.unref();
     })();
   };
-  run();
+  if (options.later) {
+    timer = setTimeout(run, intervalMs);
+    if (options.unref) timer.unref();
+  } else run();
   return {
     wake: () => {
       if (failures === 0) run();
