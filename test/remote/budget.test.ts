@@ -44,6 +44,8 @@ describe('the request budget shared by several instances', () => {
     const a = new WindowCounts(await redis.connect(), logger);
     const b = new WindowCounts(await redis.connect(), logger);
     const starts = await startsOfTwoInstances([a, b], 10, 15);
-    assert.ok(starts.at(-1)! >= 1_990, `the last began at ${starts.at(-1)!.toFixed(0)} ms`);
+    // The window opens at Redis's first count, a round trip before the first request begins here (longer on
+    // a loaded host): the third opens 2 s after Redis's first count, not after the first start.
+    assert.ok(starts.at(-1)! >= 1_900, `the last began at ${starts.at(-1)!.toFixed(0)} ms`);
   });
 });
