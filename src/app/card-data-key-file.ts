@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { resealBotSecrets } from '../bot/repository.js';
+import { resealBotSecrets } from '../bot/store/sealed-tokens.js';
 import { acceptCardDataKey, cardDataKeyState, reencryptCardData, RESTORE_ADVICE } from '../core/keys/card-data-keys.js';
 import type { Clock } from '../infra/clock.js';
 import { CardDataKeyError, cardDataKeyFingerprint, createCardDataCipher, type CardDataCipher } from '../core/keys/secrets.js';

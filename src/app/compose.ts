@@ -1,5 +1,5 @@
 import type { CardDataCipher } from '../core/keys/secrets.js';
-import { botChatLinks } from '../bot/repository.js';
+import { botChatLinks } from '../bot/store/link-ends.js';
 import { openCardDataKey, type CardDataKeyHandle } from './card-data-key-file.js';
 import { cardDataKeyLocation } from './card-data-key-location.js';
 import { createAdminService, type AdminService } from '../core/admin/admin.js';

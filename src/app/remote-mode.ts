@@ -1,5 +1,5 @@
 import { linkedRemoteUsers, remoteCardService } from '../bot/card-service/remote.js';
-import { endLinksOfUser } from '../bot/repository.js';
+import { endLinksOfUser } from '../bot/store/link-ends.js';
 import type { CardServicePort } from '../bot/card-service/port.js';
 import type { CoreRuntime } from './compose.js';
 import type { Config } from './config.js';

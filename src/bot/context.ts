@@ -3,7 +3,8 @@ import type { I18nFlavor } from '@grammyjs/i18n';
 import type { Context } from 'grammy';
 import type { CardAccount } from './card-service/port.js';
 import type { Logger } from '../infra/logger.js';
-import type { ChatLink, ChatRecord } from './repository.js';
+import type { ChatLink } from './store/chat-links.js';
+import type { ChatRecord } from './store/chat-record.js';
 
 interface UpdateData {
   /** A child logger carrying the update id. */

@@ -10,7 +10,9 @@ import type { BotContext } from './context.js';
 import type { BotMetrics } from './metrics.js';
 import type { AnsweredCallbacks } from './runtime/error-boundary.js';
 import { toRefusal, type Refusal } from './ui/refusal-texts.js';
-import { scheduleDeletion, type BotDb, type ChatLinks } from './repository.js';
+import { scheduleDeletion } from './store/pending-deletions.js';
+import type { BotDb } from './store/tables.js';
+import type { ChatLinks } from './store/chat-links.js';
 
 export interface BotConfig {
   token: string;

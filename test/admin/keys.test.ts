@@ -1,6 +1,8 @@
 import type { Kysely } from 'kysely';
 import { type InboxTables, SEALED, sealContext } from '../../src/bot/runtime/inbox.js';
-import { botTables, linkTokenContext, saveLink } from '../../src/bot/repository.js';
+import { botTables } from '../../src/bot/store/tables.js';
+import { linkTokenContext } from '../../src/bot/store/sealed-tokens.js';
+import { saveLink } from '../../src/bot/store/chat-links.js';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';

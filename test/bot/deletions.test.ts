@@ -2,7 +2,10 @@ import assert from 'node:assert/strict';
 import { describe, it, test } from 'node:test';
 import { startBackgroundJobs } from '../../src/bot/index.js';
 import { startLoop } from '../../src/infra/loop.js';
-import { botTables, chatLocaleKey, dueDeletions, scheduleDeletion, writeKv } from '../../src/bot/repository.js';
+import { botTables } from '../../src/bot/store/tables.js';
+import { chatLocaleKey } from '../../src/bot/store/kv-keys.js';
+import { dueDeletions, scheduleDeletion } from '../../src/bot/store/pending-deletions.js';
+import { writeKv } from '../../src/bot/store/kv.js';
 import { createLogger } from '../../src/infra/logger.js';
 import { createHarness } from './harness.js';
 

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { botTables, recordDelivery } from '../../src/bot/repository.js';
+import { botTables } from '../../src/bot/store/tables.js';
+import { recordDelivery } from '../../src/bot/store/deliveries.js';
 import { CLAIM_LEASE_MS } from '../../src/db/claims.js';
 import { dialects, withoutPostgres } from '../core/dialects.js';
 import { BotApiServer } from '../helpers/bot-api-server.js';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
 import { type CompiledQuery, Kysely } from 'kysely';
-import { botChatLinks } from '../../src/bot/repository.js';
+import { botChatLinks } from '../../src/bot/store/link-ends.js';
 import { createAdminService } from '../../src/core/admin/admin.js';
 import { acceptCardDataKey } from '../../src/core/keys/card-data-keys.js';
 import { FakeClock } from '../../src/infra/clock.js';

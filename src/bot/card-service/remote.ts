@@ -7,7 +7,9 @@ import { OutcomeUnknownError, type RemoteCardClient, type RemoteSession, Service
 import { RemoteRefusal } from '../../remote/refusals.js';
 import type { EventOutbox } from '../../core/operations/events.js';
 import type { Logger } from '../../infra/logger.js';
-import { botChatLinks, type BotDb, linkTokenContext, sealedTokenLinks, sealedTokenOf } from '../repository.js';
+import { botChatLinks } from '../store/link-ends.js';
+import type { BotDb } from '../store/tables.js';
+import { linkTokenContext, sealedTokenLinks, sealedTokenOf } from '../store/sealed-tokens.js';
 import { inputRulesOf } from './rules.js';
 import type {
   Bin,

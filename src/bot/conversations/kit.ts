@@ -9,7 +9,9 @@ import type { BotContext, ConversationContext } from '../context.js';
 import { refusalText, validationIssueText, type Refusal } from '../ui/refusal-texts.js';
 import { localMoney, parseTypedAmount } from '../ui/format.js';
 import { confirmKeyboard, choiceKeyboard } from '../ui/keyboards.js';
-import { claimConfirmation, deleteKv, flowButtonsKey, issueConfirmation, readKv, writeKv } from '../repository.js';
+import { claimConfirmation, issueConfirmation } from '../store/confirmations.js';
+import { deleteKv, readKv, writeKv } from '../store/kv.js';
+import { flowButtonsKey } from '../store/kv-keys.js';
 import { show } from '../ui/screens.js';
 import { attempt, type Outcome, type Services } from '../services.js';
 

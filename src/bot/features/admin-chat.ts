@@ -15,7 +15,8 @@ import {
 } from '../ui/deposit-texts.js';
 import { loggableError } from '../../infra/log-safe.js';
 import { localMoney, type T } from '../ui/format.js';
-import { botStats, deleteKv, readKv, writeKv } from '../repository.js';
+import { botStats } from '../store/stats.js';
+import { deleteKv, readKv, writeKv } from '../store/kv.js';
 import { fundingOf, type Services } from '../services.js';
 
 /** Where the request behind a "reply with the reason" prompt is kept: the prompt's message, in the admins' chat. */

@@ -5,7 +5,8 @@ import { enterFlow } from '../conversations/flows.js';
 import { detailsMessage, localDateTime, localMoney, parseTypedAmount } from '../ui/format.js';
 import { otpKeyboard, webAppDetailsKeyboard } from '../ui/keyboards.js';
 import { accountOf, cardListScreen, knownCards, cardScreen, show, transactionsScreen, webAppDetailsUrl } from '../ui/screens.js';
-import { lastCardKey, writeKv } from '../repository.js';
+import { lastCardKey } from '../store/kv-keys.js';
+import { writeKv } from '../store/kv.js';
 import { deleteLater, type Services } from '../services.js';
 import { WEBAPP_NONCE_TTL_SECONDS } from '../webapp-nonces.js';
 

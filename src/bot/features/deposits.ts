@@ -13,7 +13,7 @@ import {
   presetAmountsKeyboard,
 } from '../ui/deposit-texts.js';
 import { localMoney, parseTypedAmount } from '../ui/format.js';
-import { deleteKv, readKv, writeKv } from '../repository.js';
+import { deleteKv, readKv, writeKv } from '../store/kv.js';
 import { withMenuButton } from '../ui/keyboards.js';
 import { accountOf, show } from '../ui/screens.js';
 import { fundingOf, type Services } from '../services.js';

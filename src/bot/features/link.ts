@@ -4,7 +4,9 @@ import type { BotContext } from '../context.js';
 import { refusalMessage, toRefusal } from '../ui/refusal-texts.js';
 import { localeOf } from '../ui/i18n.js';
 import { loggableError } from '../../infra/log-safe.js';
-import { chatLocaleKey, readChatRecord, writeKv } from '../repository.js';
+import { chatLocaleKey } from '../store/kv-keys.js';
+import { readChatRecord } from '../store/chat-record.js';
+import { writeKv } from '../store/kv.js';
 import type { Services } from '../services.js';
 import { mainMenuText, type MainMenu } from './menu.js';
 

@@ -1,7 +1,7 @@
 import { Composer } from 'grammy';
 import { CONVERSATION_BUTTON, parseConversationButton } from '../ui/callback-data.js';
 import type { BotContext } from '../context.js';
-import { confirmationUsed } from '../repository.js';
+import { confirmationUsed } from '../store/confirmations.js';
 import type { Services } from '../services.js';
 
 /**

@@ -6,7 +6,10 @@ import { loggableError } from '../../infra/log-safe.js';
 import type { Logger } from '../../infra/logger.js';
 import type { BotContext } from '../context.js';
 import { startLoop, type Loop, type Report } from '../../infra/loop.js';
-import { chatLocaleKey, claimDueDeletions, forgetDeletion, nextDeletionDue, readKv, type BotDb } from '../repository.js';
+import { chatLocaleKey } from '../store/kv-keys.js';
+import { claimDueDeletions, forgetDeletion, nextDeletionDue } from '../store/pending-deletions.js';
+import { readKv } from '../store/kv.js';
+import type { BotDb } from '../store/tables.js';
 
 interface DeletionDeps {
   api: Api;

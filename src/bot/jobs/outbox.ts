@@ -6,16 +6,12 @@ import type { Claimant } from '../../db/claims.js';
 import { reasonFor, translatorIn } from '../ui/deposit-texts.js';
 import { localMoney } from '../ui/format.js';
 import { alertKeyboard } from '../ui/keyboards.js';
-import {
-  chatLocaleKey,
-  chatsOfUser,
-  claimNotices,
-  forgetNotice,
-  pruneBookkeeping,
-  readKv,
-  recordDelivery,
-  wasDelivered,
-} from '../repository.js';
+import { chatLocaleKey } from '../store/kv-keys.js';
+import { chatsOfUser } from '../store/chat-links.js';
+import { claimNotices, forgetNotice } from '../store/notices.js';
+import { pruneConfirmations } from '../store/confirmations.js';
+import { pruneDeliveries, recordDelivery, wasDelivered } from '../store/deliveries.js';
+import { readKv } from '../store/kv.js';
 import type { BotContext } from '../context.js';
 import type { PushKind } from '../metrics.js';
 import { deleteLater, type Services } from '../services.js';
@@ -43,7 +39,9 @@ export function startOutboxLoop(s: Services, api: Api, report: Report | undefine
     if (now - prunedAt > HOUR) {
       // Confirmations outlive any conversation (idle ones expire) and an event's deliveries are
       // read only until it is marked delivered; a day later both are dead weight.
-      await pruneBookkeeping(s.db, new Date(now - 24 * HOUR));
+      const dayAgo = new Date(now - 24 * HOUR);
+      await pruneConfirmations(s.db, dayAgo);
+      await pruneDeliveries(s.db, dayAgo);
       prunedAt = now;
     }
     await tellUnlinkedChats(s, api, claimant);

@@ -8,7 +8,7 @@ import type { Db } from '../../db/schema.js';
 import { loggableError } from '../../infra/log-safe.js';
 import type { Logger } from '../../infra/logger.js';
 import { type Report, startLoop } from '../../infra/loop.js';
-import type { BotDb, BotTables } from '../repository.js';
+import type { BotDb, BotTables } from '../store/tables.js';
 
 /** The bot's tables with the inbox's (migrations/20261123_05_webhook_inbox.ts). */
 export type InboxTables = BotTables & {

@@ -3,7 +3,7 @@ import type { Clock } from '../card-service/from-core.js';
 import { keepRenewed, leasesOn } from '../../db/lease.js';
 import { loggableError } from '../../infra/log-safe.js';
 import type { Logger } from '../../infra/logger.js';
-import type { BotDb } from '../repository.js';
+import type { BotDb } from '../store/tables.js';
 
 const KEY = 'bot:poller';
 

@@ -1,7 +1,9 @@
 import type { VersionedStateStorage } from '@grammyjs/conversations';
 import type { Clock } from '../card-service/from-core.js';
 import type { BotContext } from '../context.js';
-import { conversationKey, deleteKv, readKv, writeKv, type BotDb } from '../repository.js';
+import { conversationKey } from '../store/kv-keys.js';
+import { deleteKv, readKv, writeKv } from '../store/kv.js';
+import type { BotDb } from '../store/tables.js';
 
 /**
  * The conversations plugin's storage over `bot_kv`, one entry per chat. Nothing is kept in memory:

@@ -4,7 +4,8 @@ import type { Card, CardAccount } from '../card-service/port.js';
 import type { BotContext } from '../context.js';
 import { cardView, localMoney, transactionLine } from './format.js';
 import { cardKeyboard, cardListKeyboard, pagerKeyboard, withMenuButton, type ListAction } from './keyboards.js';
-import { lastCardKey, readKv } from '../repository.js';
+import { lastCardKey } from '../store/kv-keys.js';
+import { readKv } from '../store/kv.js';
 import { attempt, type Services } from '../services.js';
 import { issueWebAppNonce, webAppButtonUrl } from '../webapp-nonces.js';
 

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { botTables, findLink } from '../../../src/bot/repository.js';
+import { botTables } from '../../../src/bot/store/tables.js';
+import { findLink } from '../../../src/bot/store/chat-links.js';
 import { buttonData } from '../conversations/kit.js';
 import { createHarness, texts, type ApiCall, type Harness } from '../harness.js';
 import { newCustomer } from '../../helpers/core.js';

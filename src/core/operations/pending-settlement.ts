@@ -1,0 +1,151 @@
+import type { Executor, PendingOperationRow } from '../../db/schema.js';
+import { postJournal, SYSTEM_ACCOUNTS, systemAccountId, type PostedJournal } from '../ledger/ledger.js';
+import type { Cents } from '../ledger/money.js';
+import { lockedCardStatus } from './card-queries.js';
+import { recordCardTransaction } from './card-records.js';
+
+// Where a pending operation's hold goes once the operation is taken (src/core/operations/pending-operations.ts):
+// on to its destination when it succeeded (`moveHeld`, `settleLine`), back where it came from when it failed (`release`).
+
+/** The in-flight system account's id, which holds what pending operations hold. */
+export type InFlight = (trx: Executor) => Promise<number>;
+
+/** Looks the in-flight account up on first use and keeps its id. */
+export function inFlightAccount(): InFlight {
+  let id: number | undefined;
+  return async (trx) => (id ??= await systemAccountId(trx, SYSTEM_ACCOUNTS.inFlight));
+}
+
+/** Where `moveHeld` sends what an operation held: an account (`system` when a system account's), under a journal. */
+export interface HeldDestination {
+  accountId: number;
+  system?: true;
+  reference: string;
+  kind: string;
+  at: string;
+}
+
+/** Moves the operation's amount out of the in-flight account to `to.accountId`. */
+export async function moveHeld(inFlight: InFlight, trx: Executor, op: PendingOperationRow, to: HeldDestination): Promise<PostedJournal> {
+  const amount = Number(op.amount);
+  const posted = await postJournal(trx, {
+    reference: to.reference,
+    kind: to.kind,
+    at: to.at,
+    postings: [
+      to.system ? { accountId: to.accountId, amount, system: true } : { accountId: to.accountId, amount },
+      { accountId: await inFlight(trx), amount: -amount, system: true },
+    ],
+  });
+  if (!posted) throw new Error(`Pending operation ${op.id} could not be settled`);
+  return posted;
+}
+
+/**
+ * Turns the operation's `Pending` line `Approved`, the same line: its journal now the settling one,
+ * its amount `amount` when given (a closure's, which takes what reached the card meanwhile too).
+ * Returns its id, or null when the operation shows no line (it held nothing).
+ */
+export async function settleLine(
+  trx: Executor,
+  op: PendingOperationRow,
+  to: { journalId: number; amount?: Cents; type?: string; at: string },
+): Promise<string | null> {
+  const settled = await trx
+    .updateTable('card_transactions')
+    .set({
+      status: 'Approved',
+      journal_id: to.journalId,
+      ...(to.amount === undefined ? {} : { amount: to.amount, original_amount: to.amount }),
+      ...(to.type === undefined ? {} : { type: to.type }),
+      updated_at: to.at,
+    })
+    .where('id', '=', op.id)
+    .where('status', '=', 'Pending')
+    .executeTakeFirst();
+  return settled.numUpdatedRows === 0n ? null : op.id;
+}
+
+/**
+ * Gives back what a failed operation held, and the coupon redemption of a creation: its `Pending` line
+ * removed, its `processing` card removed. A withdrawal whose card was closed meanwhile (a cooldown
+ * shorter than the provider call) gives its amount to the wallet, as the closure would have, its line
+ * turned into the closure's. An `interrupted`
+ * operation (a crash between its transactions) also gives back its cooldown attempt, as a crash inside
+ * one transaction did; one the provider refused keeps it counted.
+ */
+export async function release(inFlight: InFlight, trx: Executor, op: PendingOperationRow, at: string, interrupted = false): Promise<void> {
+  if (op.account_id !== null && op.hold_journal_id !== null) await giveBackHeld(inFlight, trx, op, op.account_id, at);
+  if (op.kind === 'create_card') await removeProcessingCard(trx, op.card_id);
+  if (op.coupon_id !== null) {
+    await trx
+      .updateTable('coupons')
+      .set((eb) => ({ redemptions: eb('redemptions', '-', 1) }))
+      .where('id', '=', op.coupon_id)
+      .where('redemptions', '>', 0)
+      .execute();
+  }
+  if (interrupted && op.kind !== 'create_card') {
+    // Unless a later attempt was claimed since. The one before this claim had passed its cooldown,
+    // so forgetting it refuses nothing it would have allowed.
+    await trx
+      .updateTable('cards')
+      .set({ last_withdraw_attempt_at: null })
+      .where('id', '=', op.card_id)
+      .where('last_withdraw_attempt_at', '=', op.created_at)
+      .execute();
+  }
+}
+
+/** The money part of `release`: back to `from`, the account it came from, or to the wallet when the card was closed meanwhile. */
+async function giveBackHeld(inFlight: InFlight, trx: Executor, op: PendingOperationRow, from: number, at: string): Promise<void> {
+  const closed = op.kind !== 'create_card' && (await lockedCardStatus(trx, op.card_id)) === 'closed';
+  const owner = closed
+    ? await trx
+        .selectFrom('cards')
+        .innerJoin('users', 'users.id', 'cards.user_id')
+        .select(['users.wallet_account_id as wallet', 'cards.currency as currency'])
+        .where('cards.id', '=', op.card_id)
+        .executeTakeFirstOrThrow()
+    : undefined;
+  const released = await moveHeld(inFlight, trx, op, {
+    accountId: owner?.wallet ?? from,
+    reference: `release:${op.id}`,
+    kind: `${op.kind}_release`,
+    at,
+  });
+  if (!owner) {
+    await trx.deleteFrom('card_transactions').where('id', '=', op.id).where('status', '=', 'Pending').execute();
+    return;
+  }
+  // The held amount left the card for the wallet after all: its line stays, as the closure's.
+  const settled = await settleLine(trx, op, { journalId: released.journalId, type: 'card_close', at });
+  if (!settled) {
+    await recordCardTransaction(trx, {
+      cardId: op.card_id,
+      userId: op.user_id,
+      journalId: released.journalId,
+      status: 'Approved',
+      side: 'Debit',
+      type: 'card_close',
+      amount: Number(op.amount),
+      currency: owner.currency,
+      merchantName: 'Wallet',
+      at,
+    });
+  }
+}
+
+/**
+ * A creation released: its `processing` card goes, and the account written for it (nothing has moved
+ * on either: the card takes money only once issued, and no statement line or code names it).
+ */
+async function removeProcessingCard(trx: Executor, cardId: string): Promise<void> {
+  const removed = await trx
+    .deleteFrom('cards')
+    .where('id', '=', cardId)
+    .where('status', '=', 'processing')
+    .returning('account_id')
+    .executeTakeFirst();
+  if (removed) await trx.deleteFrom('accounts').where('id', '=', removed.account_id).execute();
+}
