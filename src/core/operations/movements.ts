@@ -3,6 +3,7 @@ import { compiledOnce } from '../../db/compiled-query.js';
 import type { Executor } from '../../db/schema.js';
 import { CardServiceError } from '../rules/errors.js';
 import { topupOnce } from './topup-statement.js';
+import { holdWithdrawalOnce, settleWithdrawalOnce } from './withdraw-statements.js';
 import { accountBalance, checkCardId, findOwnedCard, lockedBalance } from './card-queries.js';
 import { recordCardTransaction } from './card-records.js';
 import { createCooldowns, runAttempt } from '../rules/cooldowns.js';
@@ -10,7 +11,7 @@ import { newRecordId } from '../ids.js';
 import type { CoreDeps } from '../deps.js';
 import { platformFeeFor } from '../ledger/fees.js';
 import { postJournal, SYSTEM_ACCOUNTS, systemAccountId } from '../ledger/ledger.js';
-import { createPendingOperations } from './pending-operations.js';
+import { createPendingOperations, PENDING_GRACE_MS } from './pending-operations.js';
 import {
   cardCoverRefusal,
   cooldownSecondsLeft,
@@ -51,6 +52,7 @@ async function largestFitting(upTo: Cents, fits: (amount: Cents) => Promise<bool
 /** Money between the wallet and a card: top-ups (with their quote) and withdrawals. */
 export function createMovementOperations({ db, clock, provider, settings }: CoreDeps) {
   let revenueAccount: number | undefined;
+  let inFlightAccount: number | undefined;
   const guard = inputGuards(settings);
   const cooldowns = createCooldowns(settings);
   const pending = createPendingOperations(db, clock);
@@ -105,6 +107,72 @@ export function createMovementOperations({ db, clock, provider, settings }: Core
       };
     };
     return hooks.commit ? runAttempt(db, work, hooks) : work(db);
+  }
+
+  /**
+   * Postgres: a withdrawal as two statements, one each side of the provider call (`holdWithdrawal`,
+   * `settleWithdrawal`), each committed on its own or, the second, with `hooks.commit` beside it. The same
+   * refusals from the same named checks in the same order. Undefined, having done nothing, when the caller
+   * has operations pending past the grace period: the path that recovers them first takes over (rare).
+   */
+  async function withdrawInTwoRoundTrips(
+    caller: Caller,
+    cardId: string,
+    amount: Cents,
+    now: Date,
+    hooks: OperationHooks<WithdrawResult>,
+  ): Promise<WithdrawResult | undefined> {
+    checkCardId(cardId);
+    inFlightAccount ??= await systemAccountId(db, SYSTEM_ACCOUNTS.inFlight);
+    const inFlight = inFlightAccount;
+    const at = now.toISOString();
+    const operationId = newRecordId();
+    const held = await holdWithdrawalOnce(db, [
+      cardId,
+      caller.userId,
+      amount,
+      at,
+      new Date(now.getTime() - settings.withdrawCooldownSeconds * 1000).toISOString(),
+      new Date(now.getTime() - PENDING_GRACE_MS).toISOString(),
+      operationId,
+      inFlight,
+      `hold:${operationId}`,
+    ]);
+    if (held.stale) return undefined;
+    const { card } = held;
+    if (!card) throw new CardServiceError('CARD_NOT_FOUND');
+    if (!card.cooled) throw withdrawCooldownRefusal(card.last_withdraw_attempt_at, settings, now, { refused: true });
+    if (held.heldJournalId === undefined) {
+      throw (
+        withdrawStateRefusal({ status: card.status, provider_ready: card.providerReady }) ??
+        cardCoverRefusal({ amount, available: card.available }, { refused: true })
+      );
+    }
+    await pending.callProvider(operationId, 'withdraw from', () => provider.withdraw(card.provider_card_id, amount));
+    return pending.finishWhole(
+      operationId,
+      async (ex) => {
+        const settled = await settleWithdrawalOnce(ex, [
+          operationId,
+          caller.walletAccountId,
+          inFlight,
+          at,
+          `withdraw:${operationId}`,
+          card.account_id,
+        ]);
+        if (!settled.taken) throw new Error(`Pending operation ${operationId} was settled by the recovery meanwhile`);
+        if (settled.transactionId === undefined) throw new Error(`Withdrawal ${operationId} has no pending line`);
+        return {
+          cardId,
+          transactionId: settled.transactionId,
+          invoiceId: settled.journalId!,
+          walletBalance: settled.walletBalance!,
+          newCardBalance: settled.cardBalance!,
+          amountWithdrawn: amount,
+        };
+      },
+      hooks,
+    );
   }
 
   return {
@@ -242,6 +310,10 @@ export function createMovementOperations({ db, clock, provider, settings }: Core
     ): Promise<WithdrawResult> {
       guard.withdraw(amount);
       const now = clock.now();
+      if (onPostgres) {
+        const done = await withdrawInTwoRoundTrips(caller, cardId, amount, now, hooks);
+        if (done) return done;
+      }
       const at = now.toISOString();
       const operationId = newRecordId();
       const card = await runAttempt(db, async (trx) => {

@@ -75,6 +75,7 @@ export function createPendingOperations(db: Db, clock: Clock) {
     record,
     callProvider: <T>(id: string, action: ProviderAction, call: () => Promise<T>) => callProviderFor(deps, id, action, call),
     finish: <R>(id: string, settle: Settle<R>, hooks?: OperationHooks<R>) => finish(deps, id, settle, hooks),
+    finishWhole: <R>(id: string, settle: (ex: Executor) => Promise<R>, hooks?: OperationHooks<R>) => finishWhole(deps, id, settle, hooks),
     /** Moves what a settled operation held to its destination (the wallet, the revenue account). */
     settleHold: (trx: Executor, op: PendingOperationRow, to: HeldDestination) => moveHeld(deps.inFlight, trx, op, to),
     settleLine,
@@ -196,8 +197,8 @@ async function callProviderFor<T>(deps: PendingDeps, id: string, action: Provide
  * back whole: its hold and its attempt given back, so that only the retry counts.
  */
 async function finish<R>(deps: PendingDeps, id: string, settle: Settle<R>, hooks: OperationHooks<R> = {}): Promise<R> {
-  try {
-    return await runAttempt(
+  return settledOrReleased(deps, id, () =>
+    runAttempt(
       deps.db,
       async (trx) => {
         const op = await take(trx, id);
@@ -205,9 +206,30 @@ async function finish<R>(deps: PendingDeps, id: string, settle: Settle<R>, hooks
         return settle(trx, op);
       },
       hooks,
-    );
+    ),
+  );
+}
+
+/**
+ * `finish` for a `settle` that takes the operation itself (one statement that deletes its row and moves
+ * its hold: `settleWithdrawal`). Without `hooks.commit` it runs outside a transaction, so the statement
+ * commits on its own; with it, in one transaction beside the hook.
+ */
+async function finishWhole<R>(
+  deps: PendingDeps,
+  id: string,
+  settle: (ex: Executor) => Promise<R>,
+  hooks: OperationHooks<R> = {},
+): Promise<R> {
+  return settledOrReleased(deps, id, () => (hooks.commit ? runAttempt(deps.db, settle, hooks) : settle(deps.db)));
+}
+
+/** Runs the settling; should it fail, the operation is released if it is still pending (see `finish`). */
+async function settledOrReleased<R>(deps: PendingDeps, id: string, settling: () => Promise<R>): Promise<R> {
+  try {
+    return await settling();
   } catch (error) {
-    // After a refusal `settle` threw, the operation is gone already: this finds nothing.
+    // After a refusal the settling threw, the operation is gone already: this finds nothing.
     await releaseNow(deps, id, true).catch(() => undefined);
     throw error;
   }

@@ -1,0 +1,214 @@
+import { sql } from 'kysely';
+import { compiledOnce } from '../../db/compiled-query.js';
+import type { CardRow, Executor } from '../../db/schema.js';
+import type { Cents } from '../ledger/money.js';
+
+// A withdrawal's two transactions (before and after the provider call, `withdraw` in `movements.ts`), each
+// as one Postgres statement: one round trip each, committed on its own. The rules decide inside the database
+// by conditional updates, each mirroring a named check of `src/core/rules/rules.ts`; the caller words a
+// refusal with those same checks, from the figures returned.
+
+/** What the hold statement did, and what the named checks need to word a refusal. */
+export interface WithdrawalHold {
+  /** The caller has operations pending past the grace period: nothing was done (the recovery runs first). */
+  stale: boolean;
+  card?: Pick<CardRow, 'account_id' | 'status' | 'currency' | 'provider_card_id' | 'last_withdraw_attempt_at'> & {
+    providerReady: boolean;
+    cooled: boolean;
+    /** The card's balance as the statement found it, its row locked. */
+    available: Cents;
+  };
+  /** Set once the amount is held: the hold's journal. */
+  heldJournalId?: number;
+}
+
+interface HoldRow {
+  stale: boolean;
+  account_id: number | null;
+  status: CardRow['status'] | null;
+  currency: string | null;
+  provider_card_id: string | null;
+  last_withdraw_attempt_at: string | null;
+  provider_ready: number | null;
+  cooled: boolean | null;
+  available: number | null;
+  journal_id: number | null;
+}
+
+/**
+ * The hold: steps of `withdraw`'s first transaction, as data-modifying CTEs.
+ * - `stale`: the caller's operations pending past the grace period. When there are any, the statement does
+ *   nothing and the caller takes the path that recovers them first (`recoverStale`): a rare case.
+ * - `card`: the caller's card, its row locked, and its account's balance (locked too, `lockedBalance`).
+ * - `claimed`: the attempt is recorded when the cooldown has passed (`withdrawCooldownRefusal`), refused
+ *   later or not (spec 4.7: an attempt counts).
+ * - `debit`: the amount off the card's account, only when the card is neither closed nor unissued
+ *   (`withdrawStateRefusal`) and holds it (`cardCoverRefusal`); then the hold's journal and entries (the
+ *   in-flight account's entry alone, `Posting.system`), the `Pending` line and the pending operation
+ *   (`hold` in `pending-operations.ts`).
+ */
+export const holdWithdrawal = compiledOnce(
+  9,
+  (
+    ex,
+    cardId: string,
+    userId: string,
+    amount: Cents,
+    at: string,
+    threshold: string,
+    staleBefore: string,
+    operationId: string,
+    inFlightAccountId: number,
+    reference: string,
+  ) => ({
+    compile: () =>
+      sql<HoldRow>`
+        with stale as (
+          select exists (select 1 from pending_operations where user_id = ${userId} and created_at <= ${staleBefore}) as found
+        ),
+        card as (
+          select cards.id, cards.account_id, cards.status, cards.currency, cards.provider_card_id, cards.provider_ready,
+            cards.last_withdraw_attempt_at, accounts.balance as available,
+            (cards.last_withdraw_attempt_at is null or cards.last_withdraw_attempt_at <= ${threshold}) as cooled
+          from cards join accounts on accounts.id = cards.account_id, stale
+          where cards.id = ${cardId} and cards.user_id = ${userId} and not stale.found
+          for update of cards, accounts
+        ),
+        claimed as (
+          update cards set last_withdraw_attempt_at = ${at} from card where cards.id = card.id and card.cooled returning cards.id
+        ),
+        debit as (
+          update accounts set balance = accounts.balance - ${amount}::bigint, updated_at = ${at}
+          from card
+          where accounts.id = card.account_id and accounts.kind <> 'system'
+            and card.cooled
+            and card.status <> 'closed' and card.provider_ready <> 0
+            and accounts.balance - ${amount}::bigint >= 0
+          returning accounts.id
+        ),
+        journal as (
+          insert into journals (reference, kind, created_at) select ${reference}, 'withdraw_hold', ${at} from debit returning id
+        ),
+        entries as (
+          insert into entries (journal_id, account_id, amount)
+          select journal.id, posting.account_id, posting.amount
+          from journal cross join card cross join lateral (values
+            (card.account_id, -${amount}::bigint),
+            (${inFlightAccountId}::integer, ${amount}::bigint)
+          ) as posting (account_id, amount)
+        ),
+        line as (
+          insert into card_transactions (id, card_id, user_id, journal_id, status, side, amount, currency, type, merchant_name,
+            original_amount, original_currency, decline_code, created_at, updated_at, card_position)
+          select ${operationId}, card.id, ${userId}, journal.id, 'Pending', 'Debit', ${amount}::bigint, card.currency, 'withdrawal',
+            'Wallet', ${amount}::bigint, card.currency, null, ${at}, ${at}, 0
+          from journal cross join card
+        ),
+        pending as (
+          insert into pending_operations (id, kind, user_id, card_id, account_id, amount, hold_journal_id, coupon_id, created_at)
+          select ${operationId}, 'withdraw', ${userId}, card.id, card.account_id, ${amount}::bigint, journal.id, null, ${at}
+          from journal cross join card
+        )
+        select stale.found as stale, card.account_id, card.status, card.currency, card.provider_card_id, card.provider_ready, card.last_withdraw_attempt_at,
+          card.cooled, card.available, journal.id as journal_id
+        from stale left join card on true left join journal on true
+      `.compile(ex),
+  }),
+);
+
+export async function holdWithdrawalOnce(
+  ex: Executor,
+  args: Parameters<typeof holdWithdrawal.execute> extends [Executor, ...infer A] ? A : never,
+): Promise<WithdrawalHold> {
+  const [row] = (await holdWithdrawal.execute(ex, ...args)).rows;
+  if (!row) throw new Error('The withdrawal hold statement returned no row');
+  const hold: WithdrawalHold = { stale: row.stale };
+  if (row.status !== null) {
+    hold.card = {
+      account_id: row.account_id!,
+      status: row.status,
+      currency: row.currency!,
+      provider_card_id: row.provider_card_id!,
+      last_withdraw_attempt_at: row.last_withdraw_attempt_at,
+      providerReady: Number(row.provider_ready) !== 0,
+      cooled: Boolean(row.cooled),
+      available: Number(row.available),
+    };
+  }
+  if (row.journal_id !== null) hold.heldJournalId = row.journal_id;
+  return hold;
+}
+
+/** What the settling statement did. */
+export interface WithdrawalSettled {
+  /** False when the operation was no longer pending (the recovery took it): nothing was done. */
+  taken: boolean;
+  journalId?: number;
+  walletBalance?: Cents;
+  /** The id of the line turned `Approved`; undefined when it had none. */
+  transactionId?: string;
+  cardBalance?: Cents;
+}
+
+interface SettleRow {
+  taken: boolean;
+  journal_id: number | null;
+  wallet_balance: number | null;
+  transaction_id: string | null;
+  card_balance: number | null;
+}
+
+/**
+ * The settling: `withdraw`'s second transaction, as data-modifying CTEs. Whoever deletes the pending row
+ * settles the operation (`take`); the held amount goes from the in-flight account to the wallet (`moveHeld`)
+ * and the `Pending` line turns `Approved` under the settling journal (`settleLine`).
+ */
+export const settleWithdrawal = compiledOnce(
+  6,
+  (ex, operationId: string, walletAccountId: number, inFlightAccountId: number, at: string, reference: string, cardAccountId: number) => ({
+    compile: () =>
+      sql<SettleRow>`
+      with op as (
+        delete from pending_operations where id = ${operationId} returning amount
+      ),
+      wallet as (
+        update accounts set balance = accounts.balance + op.amount, updated_at = ${at}
+        from op where accounts.id = ${walletAccountId}::integer and accounts.kind <> 'system'
+        returning accounts.balance, op.amount
+      ),
+      journal as (
+        insert into journals (reference, kind, created_at) select ${reference}, 'withdrawal', ${at} from wallet returning id
+      ),
+      entries as (
+        insert into entries (journal_id, account_id, amount)
+        select journal.id, posting.account_id, posting.amount
+        from journal cross join wallet cross join lateral (values
+          (${walletAccountId}::integer, wallet.amount),
+          (${inFlightAccountId}::integer, -wallet.amount)
+        ) as posting (account_id, amount)
+      ),
+      line as (
+        update card_transactions set status = 'Approved', journal_id = journal.id, updated_at = ${at}
+        from journal where card_transactions.id = ${operationId} and card_transactions.status = 'Pending'
+        returning card_transactions.id
+      )
+      select exists (select 1 from op) as taken, journal.id as journal_id, wallet.balance as wallet_balance, line.id as transaction_id,
+        (select balance from accounts where id = ${cardAccountId}::integer) as card_balance
+      from (select 1) as one left join wallet on true left join journal on true left join line on true
+    `.compile(ex),
+  }),
+);
+
+export async function settleWithdrawalOnce(
+  ex: Executor,
+  args: Parameters<typeof settleWithdrawal.execute> extends [Executor, ...infer A] ? A : never,
+): Promise<WithdrawalSettled> {
+  const [row] = (await settleWithdrawal.execute(ex, ...args)).rows;
+  if (!row) throw new Error('The withdrawal settling statement returned no row');
+  const settled: WithdrawalSettled = { taken: row.taken };
+  if (row.journal_id !== null) settled.journalId = row.journal_id;
+  if (row.wallet_balance !== null) settled.walletBalance = Number(row.wallet_balance);
+  if (row.transaction_id !== null) settled.transactionId = row.transaction_id;
+  if (row.card_balance !== null) settled.cardBalance = Number(row.card_balance);
+  return settled;
+}
