@@ -49,6 +49,21 @@ async function postgresReachable(url: string): Promise<boolean> {
   }
 }
 
+/**
+ * `url` whose sessions also set `settings` ("commit_delay=200 commit_siblings=2"): `BENCH_PG_SETTINGS`, to
+ * measure Postgres's own group commit (both are superuser settings, as the local server's user is).
+ */
+function withPostgresSettings(url: string, settings: string | undefined): string {
+  if (!settings) return url;
+  const parsed = new URL(url);
+  const extra = settings
+    .split(/\s+/)
+    .filter(Boolean)
+    .map((s) => `-c ${s}`);
+  parsed.searchParams.set('options', [parsed.searchParams.get('options') ?? '', ...extra].join(' ').trim());
+  return parsed.toString();
+}
+
 /** A top-up target: a card and its owner's token. */
 interface Target {
   token: string;
@@ -202,7 +217,8 @@ export default async function (): Promise<void> {
       return;
     }
     schema = await freshPostgresSchema(postgresUrl);
-    const pgUrl = schema.url;
+    const pgUrl = withPostgresSettings(schema.url, process.env.BENCH_PG_SETTINGS);
+    if (process.env.BENCH_PG_SETTINGS) console.log(`  Postgres sessions with: ${process.env.BENCH_PG_SETTINGS}`);
     // The Postgres database gets its own key fingerprint: a key file of its own.
     const pgKeyFile = path.join(dir, 'pg-card-data.key');
     const pgSeed = await seed(pgUrl, pgKeyFile);
