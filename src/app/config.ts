@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { PROVIDER_TIMEOUT_DEFAULT_MS, PROVIDER_TIMEOUT_MAX_MS } from '../core/provider/provider-timeout.js';
+import { defaultCoreSettings } from '../core/settings.js';
 
 const flag = z.enum(['true', 'false', '1', '0', 'yes', 'no']).transform((v) => v === 'true' || v === '1' || v === 'yes');
 const seconds = (fallback: number) =>
@@ -36,7 +37,7 @@ const configSchema = z.object({
     })
     .default('https://api.telegram.org'),
   DATABASE_URL: z.string().min(1).default('data/cards.db'),
-  APP_ENV: z.string().min(1).default('development'),
+  APP_ENV: z.string().min(1).default(defaultCoreSettings.environment),
   HTTP_ENABLED: flag.default(true),
   HTTP_HOST: z.string().min(1).default('127.0.0.1'),
   HTTP_PORT: z.coerce.number().int().min(0).max(65_535).default(3000),
@@ -113,9 +114,9 @@ const configSchema = z.object({
   SENSITIVE_TTL_SECONDS: selfDeletingTtl(60),
   OTP_TTL_SECONDS: selfDeletingTtl(300),
   /** How long OTP codes are kept anywhere (card_otps, outbox payloads, stored idempotent replies). */
-  OTP_RETENTION_SECONDS: seconds(86_400),
-  TOPUP_COOLDOWN_SECONDS: seconds(120),
-  WITHDRAW_COOLDOWN_SECONDS: seconds(900),
+  OTP_RETENTION_SECONDS: seconds(defaultCoreSettings.otpRetentionSeconds),
+  TOPUP_COOLDOWN_SECONDS: seconds(defaultCoreSettings.topupCooldownSeconds),
+  WITHDRAW_COOLDOWN_SECONDS: seconds(defaultCoreSettings.withdrawCooldownSeconds),
   ADMIN_CHAT_ID: z.coerce.number().int().optional(),
   /** Telegram user ids (comma-separated) who may decide deposit requests and read /stats in the admins' chat. */
   ADMIN_USER_IDS: z
