@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -32,6 +32,47 @@ interface Figures {
   p50: number;
   p99: number;
   non2xx: number;
+  /** CPU milliseconds per top-up: the API processes together, the load generator (this process), Postgres's processes. */
+  cpu: { api: number; load: number; postgres: number };
+}
+
+/** CPU seconds (user and system) a process has used, from /proc; 0 once it is gone or where there is no /proc. */
+function cpuSecondsOf(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100; // utime and stime, in clock ticks (USER_HZ, 100 on Linux)
+  } catch {
+    return 0;
+  }
+}
+
+/** The pids of the local Postgres server's processes (its backends included). */
+function postgresPids(): number[] {
+  try {
+    return readdirSync('/proc')
+      .filter((name) => /^\d+$/.test(name))
+      .map(Number)
+      .filter((pid) => {
+        try {
+          return readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'postgres';
+        } catch {
+          return false;
+        }
+      });
+  } catch {
+    return [];
+  }
+}
+
+/** CPU seconds so far of the API processes, this process and Postgres's (backends that ended meanwhile are not counted). */
+function cpuNow(apiPids: number[]) {
+  const own = process.cpuUsage();
+  return {
+    api: apiPids.reduce((sum, pid) => sum + cpuSecondsOf(pid), 0),
+    load: (own.user + own.system) / 1e6,
+    postgres: postgresPids().reduce((sum, pid) => sum + cpuSecondsOf(pid), 0),
+  };
 }
 
 const postgresUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -104,7 +145,7 @@ async function startApis(
   cwd: string,
   databaseUrl: string,
   keyFile: string,
-): Promise<{ urls: string[]; stop(): Promise<void> }> {
+): Promise<{ urls: string[]; pids: number[]; stop(): Promise<void> }> {
   const started: ChildProcess[] = [];
   const stop = async () => {
     for (const child of started) child.kill('SIGTERM');
@@ -147,12 +188,13 @@ async function startApis(
     await stop();
     throw error;
   }
-  return { urls, stop };
+  return { urls, pids: started.map((child) => child.pid!), stop };
 }
 
 /** Top-ups from `CONNECTIONS` connections split over `urls`, each process on its own slice of the cards. */
-async function topups(urls: string[], targets: Target[]): Promise<Figures> {
+async function topups(urls: string[], pids: number[], targets: Target[]): Promise<Figures> {
   await sleep(1100); // the cards of the previous slice come off their cooldown
+  const cpuBefore = cpuNow(pids);
   const share = Math.floor(targets.length / urls.length);
   const runs = urls.map((url, i) => {
     const mine = targets.slice(i * share, (i + 1) * share);
@@ -175,7 +217,11 @@ async function topups(urls: string[], targets: Target[]): Promise<Figures> {
     });
   });
   const results = await Promise.all(runs);
+  const cpuAfter = cpuNow(pids);
+  const done = results.reduce((sum, r) => sum + r['2xx'], 0);
+  const perTopup = (side: keyof Figures['cpu']) => ((cpuAfter[side] - cpuBefore[side]) * 1000) / Math.max(1, done);
   return {
+    cpu: { api: perTopup('api'), load: perTopup('load'), postgres: perTopup('postgres') },
     // Answers that did the work only: a refusal (a card on its cooldown) is cheaper than a top-up.
     rps: results.reduce((sum, r) => sum + r['2xx'] / r.duration, 0),
     p50: Math.max(...results.map((r) => r.latency.p50)),
@@ -187,13 +233,17 @@ async function topups(urls: string[], targets: Target[]): Promise<Figures> {
 const row = (side: string, f: Figures, base?: Figures) =>
   `  ${side.padEnd(22)} ${f.rps.toFixed(0).padStart(6)} req/s   p50 ${f.p50.toFixed(1).padStart(5)} ms   p99 ${f.p99
     .toFixed(1)
-    .padStart(6)} ms   non-2xx ${f.non2xx}${base ? `   ${(f.rps / base.rps).toFixed(2)}× SQLite` : ''}`;
+    .padStart(
+      6,
+    )} ms   non-2xx ${f.non2xx}   CPU ms per top-up: API ${f.cpu.api.toFixed(2)}, load ${f.cpu.load.toFixed(2)}, Postgres ${f.cpu.postgres.toFixed(2)}${
+    base ? `   ${(f.rps / base.rps).toFixed(2)}× SQLite` : ''
+  }`;
 
 async function measure(label: string, count: number, cwd: string, databaseUrl: string, keyFile: string, targets: Target[]) {
   const apis = await startApis(count, cwd, databaseUrl, keyFile);
   try {
-    await topups(apis.urls, targets); // warm-up: the processes compile their paths
-    return await topups(apis.urls, targets);
+    await topups(apis.urls, apis.pids, targets); // warm-up: the processes compile their paths
+    return await topups(apis.urls, apis.pids, targets);
   } catch (error) {
     throw new Error(`${label}: ${(error as Error).message}`);
   } finally {
