@@ -65,14 +65,21 @@ function postgresPids(): number[] {
   }
 }
 
-/** CPU seconds so far of the API processes, this process and Postgres's (backends that ended meanwhile are not counted). */
+/** CPU seconds so far of the API processes, this process and each of Postgres's processes. */
 function cpuNow(apiPids: number[]) {
   const own = process.cpuUsage();
   return {
     api: apiPids.reduce((sum, pid) => sum + cpuSecondsOf(pid), 0),
     load: (own.user + own.system) / 1e6,
-    postgres: postgresPids().reduce((sum, pid) => sum + cpuSecondsOf(pid), 0),
+    postgres: new Map(postgresPids().map((pid) => [pid, cpuSecondsOf(pid)])),
   };
+}
+
+/** CPU seconds used between two `cpuNow`: Postgres's processes that ended meanwhile are not counted, new ones whole. */
+function cpuBetween(before: ReturnType<typeof cpuNow>, after: ReturnType<typeof cpuNow>) {
+  let postgres = 0;
+  for (const [pid, seconds] of after.postgres) postgres += seconds - (before.postgres.get(pid) ?? 0);
+  return { api: after.api - before.api, load: after.load - before.load, postgres };
 }
 
 const postgresUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -217,9 +224,9 @@ async function topups(urls: string[], pids: number[], targets: Target[]): Promis
     });
   });
   const results = await Promise.all(runs);
-  const cpuAfter = cpuNow(pids);
+  const used = cpuBetween(cpuBefore, cpuNow(pids));
   const done = results.reduce((sum, r) => sum + r['2xx'], 0);
-  const perTopup = (side: keyof Figures['cpu']) => ((cpuAfter[side] - cpuBefore[side]) * 1000) / Math.max(1, done);
+  const perTopup = (side: keyof Figures['cpu']) => (used[side] * 1000) / Math.max(1, done);
   return {
     cpu: { api: perTopup('api'), load: perTopup('load'), postgres: perTopup('postgres') },
     // Answers that did the work only: a refusal (a card on its cooldown) is cheaper than a top-up.
