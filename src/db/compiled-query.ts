@@ -28,16 +28,28 @@ interface Compiled<Args extends unknown[]> {
 export function compiledOnce<Args extends unknown[], Row>(
   arity: Args['length'],
   build: (ex: Executor, ...args: Args) => Compilable<Row>,
-): { execute(ex: Executor, ...args: Args): Promise<QueryResult<Row>> } {
+): CompiledOnce<Args, Row> {
   const byDialect = new Map<string, Compiled<Args>>();
+  const execute = async (ex: Executor, ...args: Args): Promise<QueryResult<Row>> => {
+    const compiled = getOrCreate(byDialect, dialectOf(ex), () => compileWithSlots(ex, arity, build));
+    const rows = directReads.get(ex.getExecutor())?.(compiled.sql, compiled.parameters(args));
+    if (rows) return { rows: rows as Row[] };
+    return ex.executeQuery(CompiledQuery.raw(compiled.sql, compiled.parameters(args)) as CompiledQuery<Row>);
+  };
   return {
-    async execute(ex, ...args) {
-      const compiled = getOrCreate(byDialect, dialectOf(ex), () => compileWithSlots(ex, arity, build));
-      const rows = directReads.get(ex.getExecutor())?.(compiled.sql, compiled.parameters(args));
-      if (rows) return { rows: rows as Row[] };
-      return ex.executeQuery(CompiledQuery.raw(compiled.sql, compiled.parameters(args)) as CompiledQuery<Row>);
+    execute,
+    async executeTakeOne(ex, ...args) {
+      const [row] = (await execute(ex, ...args)).rows;
+      if (row === undefined) throw new Error(`No row from ${byDialect.get(dialectOf(ex))?.sql.slice(0, 60)}`);
+      return row;
     },
   };
+}
+
+export interface CompiledOnce<Args extends unknown[], Row> {
+  execute(ex: Executor, ...args: Args): Promise<QueryResult<Row>>;
+  /** The one row a statement always returns (a `select` over CTEs); throws if it returned none. */
+  executeTakeOne(ex: Executor, ...args: Args): Promise<Row>;
 }
 
 /** Database handles (by their executor, never a transaction's) whose reads may skip Kysely's executor: `readsDirectly`. */

@@ -134,8 +134,7 @@ export async function topupOnce(
   ex: Executor,
   args: Parameters<typeof topupInOneStatement.execute> extends [Executor, ...infer A] ? A : never,
 ): Promise<TopupOutcome> {
-  const [row] = (await topupInOneStatement.execute(ex, ...args)).rows;
-  if (!row) throw new Error('The top-up statement returned no row');
+  const row = await topupInOneStatement.executeTakeOne(ex, ...args);
   const outcome: TopupOutcome = { walletAvailable: Number(row.wallet_available ?? 0) };
   if (row.status !== null) {
     outcome.card = {

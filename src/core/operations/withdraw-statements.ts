@@ -120,8 +120,7 @@ export async function holdWithdrawalOnce(
   ex: Executor,
   args: Parameters<typeof holdWithdrawal.execute> extends [Executor, ...infer A] ? A : never,
 ): Promise<WithdrawalHold> {
-  const [row] = (await holdWithdrawal.execute(ex, ...args)).rows;
-  if (!row) throw new Error('The withdrawal hold statement returned no row');
+  const row = await holdWithdrawal.executeTakeOne(ex, ...args);
   const hold: WithdrawalHold = { stale: row.stale };
   if (row.status !== null) {
     hold.card = {
@@ -203,8 +202,7 @@ export async function settleWithdrawalOnce(
   ex: Executor,
   args: Parameters<typeof settleWithdrawal.execute> extends [Executor, ...infer A] ? A : never,
 ): Promise<WithdrawalSettled> {
-  const [row] = (await settleWithdrawal.execute(ex, ...args)).rows;
-  if (!row) throw new Error('The withdrawal settling statement returned no row');
+  const row = await settleWithdrawal.executeTakeOne(ex, ...args);
   const settled: WithdrawalSettled = { taken: row.taken };
   if (row.journal_id !== null) settled.journalId = row.journal_id;
   if (row.wallet_balance !== null) settled.walletBalance = Number(row.wallet_balance);
