@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { type InboxTables, SEALED, sealContext } from '../../src/bot/runtime/inbox.js';
+import { type InboxTables, SEALED, sealContext } from '../../src/bot/runtime/inbox-store.js';
 import { botTables } from '../../src/bot/store/tables.js';
 import { linkTokenContext } from '../../src/bot/store/sealed-tokens.js';
 import { saveLink } from '../../src/bot/store/chat-links.js';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { createBot } from '../../src/bot/index.js';
-import type { InboxTables } from '../../src/bot/runtime/inbox.js';
+import type { InboxTables } from '../../src/bot/runtime/inbox-store.js';
 import { createBotMetrics } from '../../src/bot/metrics.js';
 import { botTables } from '../../src/bot/store/tables.js';
 import { scheduleDeletion } from '../../src/bot/store/pending-deletions.js';

@@ -9,7 +9,7 @@ import {
   withTimeout,
   type LateSuccess,
 } from '../../src/core/provider/provider-timeout.js';
-import { STATUS_HOLD_MS } from '../../src/core/operations/cards.js';
+import { STATUS_HOLD_MS } from '../../src/core/operations/card-status.js';
 import { eventually } from '../helpers/wait.js';
 
 const SHORT_MS = 50;

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { CardDataCipher } from '../card-service/from-core.js';
-import { type InboxTables, SEALED, sealContext } from '../runtime/inbox.js';
+import { type InboxTables, SEALED, sealContext } from '../runtime/inbox-store.js';
 import type { Executor } from '../../db/schema.js';
 import type { BotDb } from './tables.js';
 

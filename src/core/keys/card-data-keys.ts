@@ -19,7 +19,7 @@ export interface CardDataKeyState {
 
 export async function cardDataKeyState(ex: Executor): Promise<CardDataKeyState> {
   const current = await currentFingerprint(ex);
-  // A card in `processing` holds no card data yet (src/core/operations/cards.ts).
+  // A card in `processing` holds no card data yet (src/core/operations/card-creation.ts).
   const card = await ex.selectFrom('cards').select('id').where('status', '!=', 'processing').limit(1).executeTakeFirst();
   const retired = await ex.selectFrom('card_data_keys').select('fingerprint').where('state', '=', 'retired').limit(1).executeTakeFirst();
   return { current, holdsCardData: card !== undefined, rotated: retired !== undefined };

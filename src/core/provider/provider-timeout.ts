@@ -6,7 +6,7 @@ export const PROVIDER_TIMEOUT_DEFAULT_MS = 20_000;
 
 /**
  * The longest `PROVIDER_TIMEOUT_MS` may be: below the 30 s a freeze holds its card's status and a close
- * waits for another close (src/core/operations/cards.ts), and well below the 60 s after which a pending operation is
+ * waits for another close (src/core/operations/card-status.ts, card-closure.ts), and well below the 60 s after which a pending operation is
  * settled as failed (`PENDING_GRACE_MS`), so that no call is still running once its operation is settled.
  */
 export const PROVIDER_TIMEOUT_MAX_MS = 25_000;

@@ -1,0 +1,147 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Db } from '../../db/schema.js';
+import type { Clock } from '../../infra/clock.js';
+import { newRecordId } from '../ids.js';
+import { postJournal } from '../ledger/ledger.js';
+import type { CardProvider } from '../provider/provider.js';
+import { type createCooldowns, runAttempt } from '../rules/cooldowns.js';
+import { CardServiceError } from '../rules/errors.js';
+import { accountBalance, findOwnedCard, lockedBalance, lockedCardStatus } from './card-queries.js';
+import { recordCardTransaction } from './card-records.js';
+import type { PendingOperations } from './pending-operations.js';
+import type { Caller, CardWithBalance, CloseResult } from './views.js';
+
+/** What a closure needs: the database, the clock, the provider that terminates the card, the withdrawals' cooldown it shares. */
+export interface ClosureDeps {
+  db: Db;
+  clock: Clock;
+  provider: CardProvider;
+  cooldowns: ReturnType<typeof createCooldowns>;
+  pending: PendingOperations;
+}
+
+/** How long a close refused by another close's cooldown waits for that close's outcome, and how often it looks. */
+const CLOSE_WAIT_MS = 30_000;
+const CLOSE_POLL_MS = 20;
+
+/**
+ * Closes for good: the provider terminates the card, its whole balance returns to the wallet.
+ * Checked in this order: card found, already closed, not ready, cooldown (shared with
+ * withdrawals; the attempt then counts even when the provider refuses), provider. The balance is
+ * held off the card (a `Pending` line) before the provider is called, outside any transaction, and
+ * reaches the wallet once it has terminated the card (the line `Approved`, with anything credited
+ * to the card meanwhile); a provider refusal gives it back to the card (the line removed).
+ */
+export async function close(
+  { db, clock, provider, cooldowns, pending }: ClosureDeps,
+  caller: Caller,
+  cardId: string,
+): Promise<CloseResult> {
+  const now = clock.now();
+  const at = now.toISOString();
+  const operationId = newRecordId();
+  let card: CardWithBalance;
+  try {
+    card = await runAttempt(db, async (trx) => {
+      await pending.recoverStale(trx, caller.userId, now);
+      const found = await findOwnedCard(trx, caller, cardId);
+      if (found.status === 'closed') throw new CardServiceError('ALREADY_CLOSED');
+      if (!found.provider_ready) throw new CardServiceError('CARD_NOT_READY_CLOSE');
+      await cooldowns.withdrawal.claim(trx, caller, found.id, now);
+      // The balance leaves the card now, a `Pending` line on its statement, and reaches the wallet
+      // once the provider has terminated the card.
+      const balance = await lockedBalance(trx, found.account_id);
+      const operation = { id: operationId, kind: 'close', userId: caller.userId, cardId: found.id, at } as const;
+      if (balance === 0) await pending.record(trx, operation);
+      else {
+        const held = await pending.hold(trx, {
+          ...operation,
+          accountId: found.account_id,
+          amount: balance,
+          line: { type: 'card_close', currency: found.currency, merchantName: 'Wallet' },
+        });
+        if (!held) throw new Error('Card balance changed during closure');
+      }
+      return found;
+    });
+  } catch (refusal) {
+    // A close that ran beside this one took the cooldown first: say what it did, once it is done.
+    const closedMeanwhile =
+      refusal instanceof CardServiceError &&
+      refusal.code === 'WITHDRAW_COOLDOWN' &&
+      (await closedOnceSettled({ db, pending }, caller, cardId));
+    throw closedMeanwhile ? new CardServiceError('ALREADY_CLOSED') : refusal;
+  }
+  await pending.callProvider(operationId, 'close', () => provider.terminate(card.provider_card_id));
+  return pending.finish(operationId, async (trx, operation) => {
+    // Locked before the balance: a purchase or refund beside this one decides first or waits.
+    if ((await lockedCardStatus(trx, card.id)) === 'closed') {
+      await pending.release(trx, operation, at);
+      throw new CardServiceError('ALREADY_CLOSED');
+    }
+    const held = Number(operation.amount);
+    // What reached the card since the hold (a refund) goes with what was held.
+    const rest = await lockedBalance(trx, card.account_id);
+    const balance = held + rest;
+    let transactionId: string | null = null;
+    let invoiceId: number | null = null;
+    if (held > 0) {
+      const settled = await pending.settleHold(trx, operation, {
+        accountId: caller.walletAccountId,
+        reference: `close:${card.id}`,
+        kind: 'card_close',
+        at,
+      });
+      invoiceId = settled.journalId;
+    }
+    if (rest > 0) {
+      const moved = await postJournal(trx, {
+        reference: held > 0 ? `close-rest:${card.id}` : `close:${card.id}`,
+        kind: 'card_close',
+        at,
+        postings: [
+          { accountId: card.account_id, amount: -rest },
+          { accountId: caller.walletAccountId, amount: rest },
+        ],
+      });
+      if (!moved) throw new Error('Card balance changed during closure');
+      invoiceId ??= moved.journalId;
+    }
+    if (invoiceId !== null) {
+      transactionId =
+        held > 0
+          ? await pending.settleLine(trx, operation, { journalId: invoiceId, amount: balance, at })
+          : await recordCardTransaction(trx, {
+              cardId: card.id,
+              userId: caller.userId,
+              journalId: invoiceId,
+              status: 'Approved',
+              side: 'Debit',
+              type: 'card_close',
+              amount: balance,
+              currency: card.currency,
+              merchantName: 'Wallet',
+              at,
+            });
+    }
+    await trx.updateTable('cards').set({ status: 'closed', updated_at: at }).where('id', '=', card.id).execute();
+    return {
+      cardId: card.id,
+      balanceWithdrawn: balance,
+      transactionId,
+      invoiceId,
+      newWalletBalance: await accountBalance(trx, caller.walletAccountId),
+    };
+  });
+}
+
+/**
+ * Whether the card is closed once no closure of it waits on the provider any more (a close refused
+ * by the cooldown another close took answers with that close's outcome, as when they queued on a lock).
+ */
+async function closedOnceSettled({ db, pending }: Pick<ClosureDeps, 'db' | 'pending'>, caller: Caller, cardId: string): Promise<boolean> {
+  for (let waited = 0; waited < CLOSE_WAIT_MS && (await pending.closing(cardId)); waited += CLOSE_POLL_MS) {
+    await sleep(CLOSE_POLL_MS);
+  }
+  return (await findOwnedCard(db, caller, cardId)).status === 'closed';
+}

@@ -1,0 +1,197 @@
+import { randomUUID } from 'node:crypto';
+import type { BinRow, Db, Executor, PlanRow } from '../../db/schema.js';
+import type { Clock } from '../../infra/clock.js';
+import { sealCardData } from '../keys/card-data-keys.js';
+import type { CardDataCipher } from '../keys/secrets.js';
+import { createAccount, postJournal, SYSTEM_ACCOUNTS, systemAccountId } from '../ledger/ledger.js';
+import { maskPan } from '../provider/luhn.js';
+import type { CardProvider, IssuedCard } from '../provider/provider.js';
+import { CardServiceError } from '../rules/errors.js';
+import type { CreateCardInput, inputGuards } from '../rules/schemas.js';
+import type { OperationHooks } from '../service.js';
+import { accountBalance, findOwnedCard } from './card-queries.js';
+import { binAndPlan, creationFee, discounted, usableCoupon } from './card-creation-checks.js';
+import { recordCardTransaction } from './card-records.js';
+import type { PendingOperations } from './pending-operations.js';
+import { toCard, type Caller, type Card, type CreationQuote } from './views.js';
+
+/** What a card's creation needs: the database, the clock, the provider that issues it, the cipher that seals its data. */
+export interface CreationDeps {
+  db: Db;
+  clock: Clock;
+  provider: CardProvider;
+  cipher: CardDataCipher;
+  guard: ReturnType<typeof inputGuards>;
+  pending: PendingOperations;
+}
+
+/** What the creation's last transaction writes a card from. */
+interface IssuedCardRecord {
+  caller: Caller;
+  cardId: string;
+  name: string;
+  bin: BinRow;
+  plan: PlanRow;
+  issued: IssuedCard;
+  at: string;
+}
+
+/** A `processing` card's address until the provider gives one. */
+const NO_ADDRESS = { city: '', line1: '', line2: null, state: '', country: '', postalCode: '' } satisfies IssuedCard['address'];
+
+/**
+ * What creating a card would cost (an extension for the bot's summary): the fee after the coupon
+ * and the wallet after it. Refuses an unknown BIN, plan or unusable coupon; redeems nothing.
+ */
+export async function quoteCreateCard({ db, clock, guard }: CreationDeps, caller: Caller, input: CreateCardInput): Promise<CreationQuote> {
+  guard.createCard(input);
+  const { bin, plan } = await binAndPlan(db, input);
+  const planFee = Number(plan.creation_fee);
+  const coupon = input.coupon_id === undefined ? undefined : await usableCoupon(db, input.coupon_id, clock.now());
+  const fee = discounted(planFee, coupon);
+  const walletBalance = await accountBalance(db, caller.walletAccountId);
+  return { planFee, fee, walletBalance, walletAfter: walletBalance - fee, initialBalance: Number(bin.initial_balance) };
+}
+
+/**
+ * Creates a card: the plan's fee (less any coupon) from the wallet, the BIN's initial balance onto the
+ * card. Checked in this order: BIN, plan, the BIN's initial balance within the plan's limit, coupon,
+ * wallet, provider. The fee is held, the coupon redeemed and the card written in `processing` before
+ * the provider issues it (outside any transaction); the card is then filled in and made `active`. A
+ * provider refusal gives the fee and coupon back and removes the card.
+ */
+export async function createCard(
+  { db, clock, provider, cipher, guard, pending }: CreationDeps,
+  caller: Caller,
+  input: CreateCardInput,
+  hooks: OperationHooks<Card> = {},
+): Promise<Card> {
+  guard.createCard(input);
+  const now = clock.now();
+  const at = now.toISOString();
+  const cardId = randomUUID();
+  const { bin, plan } = await db.transaction().execute(async (trx) => {
+    await pending.recoverStale(trx, caller.userId, now);
+    const chosen = await binAndPlan(trx, input);
+    const fee = await creationFee(trx, Number(chosen.plan.creation_fee), input.coupon_id, now);
+    await writeProcessingCard(trx, { caller, cardId, name: input.name, ...chosen, at });
+    const held = await pending.hold(trx, {
+      id: cardId,
+      kind: 'create_card',
+      userId: caller.userId,
+      cardId,
+      accountId: caller.walletAccountId,
+      amount: fee,
+      couponId: input.coupon_id ?? null,
+      at,
+    });
+    if (!held) throw new CardServiceError('INSUFFICIENT_BALANCE', { required: fee });
+    return chosen;
+  });
+  const issued = await pending.callProvider(cardId, 'issue', () =>
+    provider.issue({ bin: bin.bin, country: bin.country, name: input.name }),
+  );
+  return pending.finish(
+    cardId,
+    async (trx, operation) => {
+      await pending.settleHold(trx, operation, {
+        accountId: await systemAccountId(trx, SYSTEM_ACCOUNTS.revenue),
+        system: true,
+        reference: `creation-fee:${cardId}`,
+        kind: 'creation_fee',
+        at,
+      });
+      await issueCard(cipher, trx, { caller, cardId, name: input.name, bin, plan, issued, at });
+      return toCard(await findOwnedCard(trx, caller, cardId));
+    },
+    hooks,
+  );
+}
+
+/**
+ * The card being created, in the creation's first transaction: `processing`, with its account and no
+ * card data yet (a temporary provider id, so every operation needing the provider refuses it as not
+ * ready), beside the fee held for it. `issueCard` completes it; a release removes it.
+ */
+async function writeProcessingCard(
+  trx: Executor,
+  { caller, cardId, name, bin, plan, at }: Omit<IssuedCardRecord, 'issued'>,
+): Promise<void> {
+  const accountId = await createAccount(trx, 'card', at);
+  await trx
+    .insertInto('cards')
+    .values({
+      id: cardId,
+      user_id: caller.userId,
+      account_id: accountId,
+      bin_id: bin.id,
+      plan_id: plan.id,
+      name,
+      category: bin.wallet ? 'Wallet' : 'Online',
+      status: 'processing',
+      currency: bin.currency,
+      three_ds: bin.three_ds,
+      masked_pan: '',
+      pan_encrypted: '',
+      cvv_encrypted: '',
+      exp: '',
+      provider_card_id: `tmp_${randomUUID()}`,
+      provider_ready: 0,
+      address: JSON.stringify(NO_ADDRESS),
+      limit_amount: plan.limit_amount,
+      deposit: 0,
+      last_topup_attempt_at: null,
+      last_withdraw_attempt_at: null,
+      created_at: at,
+      updated_at: at,
+    })
+    .execute();
+}
+
+/** The issued card's data on its `processing` card, made `active`, and the BIN's initial balance on it, in the creation's last transaction. */
+async function issueCard(cipher: CardDataCipher, trx: Executor, { caller, cardId, bin, issued, at }: IssuedCardRecord): Promise<void> {
+  const initialBalance = Number(bin.initial_balance);
+  const written = await trx
+    .updateTable('cards')
+    .set({
+      status: 'active',
+      masked_pan: maskPan(issued.pan),
+      ...(await sealCardData(trx, cipher, cardId, issued)),
+      exp: issued.exp,
+      provider_card_id: issued.providerCardId ?? `tmp_${randomUUID()}`,
+      provider_ready: issued.providerCardId ? 1 : 0,
+      address: JSON.stringify(issued.address),
+      deposit: initialBalance,
+      updated_at: at,
+    })
+    .where('id', '=', cardId)
+    .where('user_id', '=', caller.userId)
+    .where('status', '=', 'processing')
+    .returning('account_id')
+    .executeTakeFirst();
+  if (!written) throw new Error(`Card ${cardId} is no longer being created`);
+  const accountId = written.account_id;
+  if (initialBalance > 0) {
+    const funded = await postJournal(trx, {
+      reference: `initial-balance:${cardId}`,
+      kind: 'initial_balance',
+      at,
+      postings: [
+        { accountId, amount: initialBalance },
+        { accountId: await systemAccountId(trx, SYSTEM_ACCOUNTS.promotions), amount: -initialBalance, system: true },
+      ],
+    });
+    await recordCardTransaction(trx, {
+      cardId,
+      userId: caller.userId,
+      journalId: funded?.journalId ?? null,
+      status: 'Approved',
+      side: 'Credit',
+      type: 'initial_balance',
+      amount: initialBalance,
+      currency: bin.currency,
+      merchantName: 'Initial balance',
+      at,
+    });
+  }
+}
