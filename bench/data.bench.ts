@@ -6,12 +6,16 @@ import { startCore, type CoreRuntime } from '../src/app/compose.js';
 import { FakeClock } from '../src/infra/clock.js';
 import { createCardDataCipher } from '../src/core/keys/secrets.js';
 import type { Caller } from '../src/core/operations/views.js';
+import { freshPostgresSchema } from '../test/core/dialects.js';
+import { postgresReachable, postgresUrl } from './postgres.js';
 import { seedBenchData, type SeedReport } from './seed.js';
 
 // Latency with data: core top-up, card read and a card's transactions pages on a database holding
 // 100,000 cards and 1,000,000 transactions (bench/seed.ts), beside the same on an empty one (one user,
-// their cards and a few pages of transactions), in the same run. Target: each seeded p50 within 1.5x
-// of its empty-database p50. Smaller trials: BENCH_SEED_CARDS, BENCH_SEED_TRANSACTIONS.
+// their cards and a few pages of transactions), in the same run: on a SQLite file, then on Postgres
+// (`BENCH_DATABASE_URL`, else `TEST_DATABASE_URL`, else the local server; a schema of its own for each
+// database, dropped at the end) when one answers. Target: each seeded p50 within 1.5x of its
+// empty-database p50 on the same dialect. Smaller trials: BENCH_SEED_CARDS, BENCH_SEED_TRANSACTIONS.
 
 const SEED_CARDS = Number(process.env.BENCH_SEED_CARDS ?? 100_000);
 const SEED_TRANSACTIONS = Number(process.env.BENCH_SEED_TRANSACTIONS ?? 1_000_000);
@@ -41,13 +45,18 @@ interface Fixture {
 }
 
 /**
- * A core on its own file: one user (made through the core) with a big wallet and two cards on a plan
- * with a high limit, then the seed around them (none for the empty database) and the read card's statement.
+ * A core on its own database (a SQLite file or a Postgres schema): one user (made through the core) with
+ * a big wallet and two cards on a plan with a high limit, then the seed around them (none for the empty
+ * database) and the read card's statement.
  */
-async function fixture(dir: string, name: string, background: { cards: number; transactions: number }, own: number): Promise<Fixture> {
+async function fixture(
+  databaseUrl: string,
+  name: string,
+  background: { cards: number; transactions: number },
+  own: number,
+): Promise<Fixture> {
   const clock = new FakeClock(START);
-  const file = path.join(dir, `${name}.db`);
-  const options = { databaseUrl: file, cardDataKey: KEY, clock, settings: { topupCooldownSeconds: 1 } };
+  const options = { databaseUrl, cardDataKey: KEY, clock, settings: { topupCooldownSeconds: 1 } };
   const first = await startCore(options);
   const { token } = await first.admin.createUser({ name, deposit: 1_000_000_000_000 });
   const plan = await first.admin.addPlan({ name: 'Bench', description: 'no practical limit', limit: 1_000_000_000_000, creationFee: 0 });
@@ -56,7 +65,7 @@ async function fixture(dir: string, name: string, background: { cards: number; t
   const readCard = await first.core.createCard(owner, { bin_id: bin.id, planId: plan.id, name: 'Read' });
   const topupCard = await first.core.createCard(owner, { bin_id: bin.id, planId: plan.id, name: 'Top-up' });
   await first.close();
-  const seed = seedBenchData(file, {
+  const seed = await seedBenchData(databaseUrl, {
     ...background,
     focus: { cardId: readCard.id, transactions: own },
     cipher: createCardDataCipher(KEY),
@@ -141,45 +150,78 @@ const OPERATIONS: { name: string; n: number; run: (f: Fixture, i: number) => Pro
 const us = (n: number) => `${n.toFixed(0).padStart(5)} µs`;
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 
+/** The seeded and the empty database of one dialect, measured in interleaved rounds; prints a row per operation. */
+async function compare(label: string, databaseUrl: (name: string) => Promise<string>): Promise<void> {
+  const empty = await fixture(await databaseUrl('empty'), 'empty', { cards: 0, transactions: 0 }, EMPTY_CARD_TRANSACTIONS);
+  try {
+    const seeded = await fixture(
+      await databaseUrl('seeded'),
+      'seeded',
+      { cards: SEED_CARDS, transactions: SEED_TRANSACTIONS },
+      SEEDED_CARD_TRANSACTIONS,
+    );
+    try {
+      const { seed } = seeded;
+      console.log(
+        `${label}: seeded ${fmt(seed.cards)} cards of ${fmt(seed.users)} users, ${fmt(seed.transactions)} transactions ` +
+          `(${fmt(seed.journals)} journals) in ${seed.seconds.toFixed(1)} s; the measured card holds ${fmt(SEEDED_CARD_TRANSACTIONS)} ` +
+          `of them (${fmt(EMPTY_CARD_TRANSACTIONS)} on the empty database)`,
+      );
+
+      const figures = OPERATIONS.map(() => ({ empty: undefined as Figures | undefined, seeded: undefined as Figures | undefined }));
+      // Interleaved rounds, each side first in turn, best of each: the same disk and CPU conditions for both.
+      for (let round = 0; round < ROUNDS; round++) {
+        for (const [index, op] of OPERATIONS.entries()) {
+          const sides = round % 2 === 0 ? (['empty', 'seeded'] as const) : (['seeded', 'empty'] as const);
+          for (const side of sides) {
+            const f = side === 'empty' ? empty : seeded;
+            figures[index]![side] = best(figures[index]![side], await measure(op.n, (i) => op.run(f, i)));
+          }
+        }
+      }
+
+      console.log(
+        `${label}: p50 / p99 latency and throughput, best of ${ROUNDS} interleaved rounds; target: seeded p50 <= ${TARGET}x empty`,
+      );
+      for (const [index, op] of OPERATIONS.entries()) {
+        const e = figures[index]!.empty!;
+        const s = figures[index]!.seeded!;
+        const ratio = s.p50 / e.p50;
+        console.log(`${op.name} (${op.n} x ${ROUNDS})`);
+        console.log(`  empty   p50 ${us(e.p50)}  p99 ${us(e.p99)}  ${fmt(e.opsPerSecond)} ops/s`);
+        console.log(
+          `  seeded  p50 ${us(s.p50)}  p99 ${us(s.p99)}  ${fmt(s.opsPerSecond)} ops/s  = ${ratio.toFixed(2)}x empty p50` +
+            ` (p99 ${(s.p99 / e.p99).toFixed(2)}x)${ratio <= TARGET ? '' : `  OVER ${TARGET}x`}`,
+        );
+      }
+    } finally {
+      await seeded.runtime.close();
+    }
+  } finally {
+    await empty.runtime.close();
+  }
+}
+
 export default async function (): Promise<void> {
   const dir = mkdtempSync(path.join(tmpdir(), 'cards-bench-data-'));
   try {
-    const empty = await fixture(dir, 'empty', { cards: 0, transactions: 0 }, EMPTY_CARD_TRANSACTIONS);
-    const seeded = await fixture(dir, 'seeded', { cards: SEED_CARDS, transactions: SEED_TRANSACTIONS }, SEEDED_CARD_TRANSACTIONS);
-    const { seed } = seeded;
-    console.log(
-      `seeded ${fmt(seed.cards)} cards of ${fmt(seed.users)} users, ${fmt(seed.transactions)} transactions ` +
-        `(${fmt(seed.journals)} journals) in ${seed.seconds.toFixed(1)} s; the measured card holds ${fmt(SEEDED_CARD_TRANSACTIONS)} ` +
-        `of them (${fmt(EMPTY_CARD_TRANSACTIONS)} on the empty database)`,
-    );
-
-    const figures = OPERATIONS.map(() => ({ empty: undefined as Figures | undefined, seeded: undefined as Figures | undefined }));
-    // Interleaved rounds, each side first in turn, best of each: the same disk and CPU conditions for both.
-    for (let round = 0; round < ROUNDS; round++) {
-      for (const [index, op] of OPERATIONS.entries()) {
-        const sides = round % 2 === 0 ? (['empty', 'seeded'] as const) : (['seeded', 'empty'] as const);
-        for (const side of sides) {
-          const f = side === 'empty' ? empty : seeded;
-          figures[index]![side] = best(figures[index]![side], await measure(op.n, (i) => op.run(f, i)));
-        }
-      }
-    }
-
-    console.log(`p50 / p99 latency and throughput, best of ${ROUNDS} interleaved rounds; target: seeded p50 <= ${TARGET}x empty`);
-    for (const [index, op] of OPERATIONS.entries()) {
-      const e = figures[index]!.empty!;
-      const s = figures[index]!.seeded!;
-      const ratio = s.p50 / e.p50;
-      console.log(`${op.name} (${op.n} x ${ROUNDS})`);
-      console.log(`  empty   p50 ${us(e.p50)}  p99 ${us(e.p99)}  ${fmt(e.opsPerSecond)} ops/s`);
-      console.log(
-        `  seeded  p50 ${us(s.p50)}  p99 ${us(s.p99)}  ${fmt(s.opsPerSecond)} ops/s  = ${ratio.toFixed(2)}x empty p50` +
-          ` (p99 ${(s.p99 / e.p99).toFixed(2)}x)${ratio <= TARGET ? '' : `  OVER ${TARGET}x`}`,
-      );
-    }
-
-    for (const f of [empty, seeded]) await f.runtime.close();
+    await compare('SQLite', async (name) => path.join(dir, `${name}.db`));
   } finally {
     rmSync(dir, { recursive: true, force: true });
+  }
+
+  if (!(await postgresReachable(postgresUrl))) {
+    console.log(`Postgres: no server answers at ${new URL(postgresUrl).host}; SQLite only`);
+    return;
+  }
+  const schemas: { drop(): Promise<void> }[] = [];
+  try {
+    await compare('Postgres', async () => {
+      const schema = await freshPostgresSchema(postgresUrl);
+      schemas.push(schema);
+      return schema.url;
+    });
+  } finally {
+    for (const schema of schemas) await schema.drop();
   }
 }

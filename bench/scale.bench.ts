@@ -3,10 +3,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import autocannon from 'autocannon';
-import pg from 'pg';
 import { startCore } from '../src/app/compose.js';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { freshPostgresSchema } from '../test/core/dialects.js';
+import { postgresReachable, postgresUrl } from './postgres.js';
 import { ENTRY, freePort } from '../test/helpers/processes.js';
 
 // Durable top-ups over HTTP with the API scaled out: 1, 2 and 4 `npm run api` processes on one Postgres,
@@ -80,21 +80,6 @@ function cpuBetween(before: ReturnType<typeof cpuNow>, after: ReturnType<typeof 
   let postgres = 0;
   for (const [pid, seconds] of after.postgres) postgres += seconds - (before.postgres.get(pid) ?? 0);
   return { api: after.api - before.api, load: after.load - before.load, postgres };
-}
-
-const postgresUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-
-async function postgresReachable(url: string): Promise<boolean> {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
-  try {
-    await client.connect();
-    await client.query('select 1');
-    return true;
-  } catch {
-    return false;
-  } finally {
-    await client.end().catch(() => undefined);
-  }
 }
 
 /**
