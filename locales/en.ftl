@@ -266,11 +266,18 @@ menu-add-money = 💵 Add money
 deposit-intro =
     Add money to your wallet: from { $min } to { $max }.
     Pick an amount below, or send /deposit AMOUNT with an optional note for the administrators (a transfer reference), e.g. /deposit 250 wire ref 8812.
+deposit-intro-recorded =
+    Add money to your wallet: from { $min } to { $max }.
+    Pick an amount below, or send /deposit AMOUNT with an optional note kept with the request (a transfer reference), e.g. /deposit 250 wire ref 8812. A request is recorded, and the service's operator approves or rejects it from their command line.
 deposit-amount-invalid = { $message }. Send /deposit with an amount like 25 or 25.50.
 deposit-offer =
     Add { $amount } to your wallet?
     Note for the administrators: { $note }
+deposit-offer-recorded =
+    Add { $amount } to your wallet?
+    Note kept with the request: { $note }
 btn-deposit-request = 🏦 Ask an administrator to credit it
+btn-deposit-record = 🏦 Record a request for the operator
 btn-deposit-pay = 💳 Pay now by card
 deposit-requested = Request #{ $id } for { $amount } sent to the administrators. I will tell you here once it is decided.
 deposit-requested-recorded = Request #{ $id } for { $amount } is recorded; the service's operator decides such requests from their command line. I will tell you here once it is decided.

@@ -158,9 +158,16 @@ describe('menus edit their message in place, over real Bot API traffic', () => {
     const mark = server.mark();
     let press = user.press(menu, 'Add money');
     const intro = await server.nextEdit(user.chatId, press.mark, 'Add money to your wallet');
+    assert.match(
+      intro.text,
+      /with an optional note kept with the request \(a transfer reference\), e\.g\. \/deposit 250 wire ref 8812\. A request is recorded, and the service's operator approves or rejects it from their command line\.$/,
+    );
     press = user.press(intro, /^\$50$/);
     const offer = await server.nextEdit(user.chatId, press.mark, 'Add $50.00 to your wallet?');
-    press = user.press(offer, 'Ask an administrator');
+    assert.equal(offer.text, 'Add $50.00 to your wallet?\nNote kept with the request: —');
+    assert.deepEqual(buttons(offer), ['🏦 Record a request for the operator', 'Cancel']);
+    for (const shown of [intro, offer]) assert.doesNotMatch(shown.text, /administrator/);
+    press = user.press(offer, 'Record a request');
     const said = await server.nextEdit(user.chatId, press.mark, 'Request #');
     assert.match(
       said.text,
@@ -175,6 +182,26 @@ describe('menus edit their message in place, over real Bot API traffic', () => {
       [],
       'posted nowhere',
     );
+  });
+
+  it("with no admins' chat, the Russian deposit request speaks of the operator too", async () => {
+    const customer = await newCustomer(runtime, 0);
+    const user = server.user(5107, { languageCode: 'ru' });
+    const menu = await server.nextMessage(user.chatId, user.send(customer.token).mark, 'Главное меню');
+    let press = user.press(menu, 'Пополнить кошелёк');
+    const intro = await server.nextEdit(user.chatId, press.mark, 'Пополнение кошелька');
+    assert.match(
+      intro.text,
+      /с необязательной заметкой к заявке \(например, номер перевода\): \/deposit 250 перевод 8812\. Заявка будет записана, а одобрит или отклонит её оператор сервиса из своей командной строки\.$/,
+    );
+    press = user.press(intro, /^\$50$/);
+    const offer = await server.nextEdit(user.chatId, press.mark, 'Пополнить кошелёк на');
+    assert.match(offer.text, /\nЗаметка к заявке: —$/);
+    assert.equal(buttons(offer)[0], '🏦 Записать заявку для оператора');
+    for (const shown of [intro, offer]) assert.doesNotMatch(shown.text, /администратор/);
+    press = user.press(offer, 'Записать заявку');
+    const said = await server.nextEdit(user.chatId, press.mark, 'Заявка №');
+    assert.match(said.text, /записана; такие заявки оператор сервиса решает из своей командной строки/);
   });
 
   it('the Russian welcome names the message it deletes: the one holding the token', async () => {

@@ -40,7 +40,10 @@ export async function showAddMoney(ctx: BotContext, s: Services): Promise<void> 
   if (s.cards.funding === undefined) return show(ctx, { text: ctx.t('funding-unavailable'), keyboard: withMenuButton(ctx.t) });
   const { topupMin, topupMax } = s.cards.rules;
   const within = (amount: Cents) => amount >= topupMin && amount <= topupMax;
-  const text = ctx.t('deposit-intro', { min: localMoney(topupMin), max: localMoney(topupMax) });
+  const text = ctx.t(recordedOnly(s) ? 'deposit-intro-recorded' : 'deposit-intro', {
+    min: localMoney(topupMin),
+    max: localMoney(topupMax),
+  });
   await show(ctx, { text, keyboard: presetAmountsKeyboard(ctx.t, within) });
 }
 
@@ -94,9 +97,16 @@ async function offer(ctx: BotContext, s: Services, typed: number, note: string |
     at: s.clock.now().getTime(),
   };
   await writeKv(s.db, draftKey(ctx.chat!.id), JSON.stringify(draft), s.clock.now());
-  const text = ctx.t('deposit-offer', { amount: localMoney(draft.amount), note: note ?? '—' });
-  await show(ctx, { text, keyboard: depositChoiceKeyboard(ctx.t, draft.nonce, s.config.paymentProviderToken !== undefined) });
+  const text = ctx.t(recordedOnly(s) ? 'deposit-offer-recorded' : 'deposit-offer', { amount: localMoney(draft.amount), note: note ?? '—' });
+  const choices = { recordedOnly: recordedOnly(s), canPay: s.config.paymentProviderToken !== undefined };
+  await show(ctx, { text, keyboard: depositChoiceKeyboard(ctx.t, draft.nonce, choices) });
 }
+
+/**
+ * With no admins' chat, nobody is sent a request: it is recorded and waits for the operator's
+ * `deposits approve/reject`, and the texts say so instead of speaking of administrators.
+ */
+const recordedOnly = (s: Services) => s.config.adminChatId === undefined;
 
 /**
  * The chat's draft if this press is for it, its user is the caller and it has not expired; it is used up.
@@ -124,8 +134,7 @@ const choose: Record<DepositChoice, (ctx: BotContext, s: Services, draft: Draft)
         note: draft.note,
         chatId: ctx.chat!.id,
       });
-      // With no admins' chat, nobody is sent anything: the request waits for the operator's `deposits list`.
-      const said = s.config.adminChatId === undefined ? 'deposit-requested-recorded' : 'deposit-requested';
+      const said = recordedOnly(s) ? 'deposit-requested-recorded' : 'deposit-requested';
       await show(ctx, { text: ctx.t(said, { id: String(request.id), amount: localMoney(request.amount) }) });
       await postToAdmins(ctx.api, s, request);
     } catch (error) {

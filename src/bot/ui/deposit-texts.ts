@@ -68,8 +68,11 @@ export function presetAmountsKeyboard(t: T, within: (amount: Cents) => boolean):
   return withMenuButton(t, kb);
 }
 
-export function depositChoiceKeyboard(t: T, nonce: string, canPay: boolean): InlineKeyboard {
-  const kb = new InlineKeyboard().text(t('btn-deposit-request'), `dp:${CHOICE_CODES.request}:${nonce}`).row();
+/** The offer's choices: a request (for the admins' chat, or only recorded for the operator), an invoice when `canPay`, cancel. */
+export function depositChoiceKeyboard(t: T, nonce: string, choices: { recordedOnly: boolean; canPay: boolean }): InlineKeyboard {
+  const { recordedOnly, canPay } = choices;
+  const request = t(recordedOnly ? 'btn-deposit-record' : 'btn-deposit-request');
+  const kb = new InlineKeyboard().text(request, `dp:${CHOICE_CODES.request}:${nonce}`).row();
   if (canPay) kb.text(t('btn-deposit-pay'), `dp:${CHOICE_CODES.pay}:${nonce}`).row();
   return kb.text(t('btn-cancel'), `dp:${CHOICE_CODES.cancel}:${nonce}`);
 }

@@ -77,7 +77,7 @@ describe('deposit requests from chat', () => {
     const h = await createHarness({ config: noAdminChat });
     await cardholder(h, 7109);
     const offer = await h.send(textUpdate({ id: 7109 }, '/deposit 40'));
-    const calls = await h.send(callbackUpdate({ id: 7109 }, buttonData(offer, 'Ask an administrator')));
+    const calls = await h.send(callbackUpdate({ id: 7109 }, buttonData(offer, 'Record a request for the operator')));
     const said = texts(shownIn(calls, 7109)).join('\n');
     assert.match(said, /for \$40\.00 is recorded; the service's operator decides such requests from their command line/);
     assert.doesNotMatch(said, /sent to the administrators/);
