@@ -24,7 +24,8 @@ interface Command {
   usage: string;
   /** One line for the help. */
   description: string;
-  options: Record<string, { type: 'string' | 'boolean' }>;
+  /** Each option's type and one line for the command's help. */
+  options: Record<string, { type: 'string' | 'boolean'; description: string }>;
   run(runtime: CoreRuntime, values: Values, positionals: string[]): Promise<CommandOutput>;
 }
 
@@ -177,7 +178,10 @@ export const COMMANDS: Record<string, Command> = {
   'users create': {
     description: 'Create a user with a wallet (funded with --deposit) and print a new API token, once',
     usage: 'users create --name NAME [--deposit AMOUNT]',
-    options: { name: { type: 'string' }, deposit: { type: 'string' } },
+    options: {
+      name: { type: 'string', description: "the user's name" },
+      deposit: { type: 'string', description: 'an amount to put in the new wallet, e.g. 100 or 25.50 (default 0)' },
+    },
     async run({ admin }, v) {
       const deposit = optionalAmount(v, 'deposit') ?? 0;
       const { userId, token } = await admin.createUser({ name: text(v, 'name'), deposit });
@@ -202,7 +206,7 @@ export const COMMANDS: Record<string, Command> = {
   'tokens issue': {
     description: 'Issue another API token for a user, printed once',
     usage: 'tokens issue --user USER_ID',
-    options: { user: { type: 'string' } },
+    options: { user: { type: 'string', description: "the user's id (users list)" } },
     async run({ admin }, v) {
       const token = await admin.issueToken(text(v, 'user'));
       return { human: `API token (shown once, keep it safe): ${token}`, json: { token } };
@@ -211,7 +215,7 @@ export const COMMANDS: Record<string, Command> = {
   'tokens list': {
     description: "List a user's tokens: id, prefix, created, last used, revoked",
     usage: 'tokens list --user USER_ID',
-    options: { user: { type: 'string' } },
+    options: { user: { type: 'string', description: "the user's id (users list)" } },
     async run({ admin }, v) {
       const tokens = await admin.listTokens(text(v, 'user'));
       return { human: tokenTable(tokens), json: { tokens } };
@@ -220,7 +224,12 @@ export const COMMANDS: Record<string, Command> = {
   'tokens revoke': {
     description: 'Revoke one token, or every token of a user (their chats are unlinked and told)',
     usage: 'tokens revoke (--id TOKEN_ID | --user USER_ID --all | --token TOKEN)',
-    options: { token: { type: 'string' }, id: { type: 'string' }, user: { type: 'string' }, all: { type: 'boolean' } },
+    options: {
+      token: { type: 'string', description: 'revoke this token, given in full' },
+      id: { type: 'string', description: 'revoke the token with this id (tokens list)' },
+      user: { type: 'string', description: 'revoke every token of this user (with --all)' },
+      all: { type: 'boolean', description: 'confirms --user: every token of the user is revoked' },
+    },
     async run({ admin }, v) {
       const id = optionalText(v, 'id');
       const user = optionalText(v, 'user');
@@ -240,7 +249,7 @@ export const COMMANDS: Record<string, Command> = {
   'links list': {
     description: 'List the chats linked to tokens',
     usage: 'links list [--user USER_ID]',
-    options: { user: { type: 'string' } },
+    options: { user: { type: 'string', description: "only the chats linked to this user's tokens" } },
     async run({ admin }, v) {
       const links = await admin.listLinks({ userId: optionalText(v, 'user') });
       return {
@@ -252,7 +261,7 @@ export const COMMANDS: Record<string, Command> = {
   'links remove': {
     description: 'Unlink one chat (it is told once)',
     usage: 'links remove --chat CHAT_ID',
-    options: { chat: { type: 'string' } },
+    options: { chat: { type: 'string', description: "the chat's id (links list); a group's is negative: --chat=-100…" } },
     async run({ admin }, v) {
       const raw = text(v, 'chat');
       if (!/^-?\d{1,16}$/.test(raw)) throw new AdminError('--chat must be a chat id (a whole number)');
@@ -291,7 +300,7 @@ export const COMMANDS: Record<string, Command> = {
   'cards list': {
     description: 'List cards with their ids, numbers, states and balances',
     usage: 'cards list [--user USER_ID]',
-    options: { user: { type: 'string' } },
+    options: { user: { type: 'string', description: "only this user's cards" } },
     async run({ admin }, v) {
       const cards = await admin.listCards({ userId: optionalText(v, 'user') });
       return { human: cardTable(cards), json: { cards: cards.map(cardJson) } };
@@ -300,7 +309,10 @@ export const COMMANDS: Record<string, Command> = {
   'wallet deposit': {
     description: "Fund a user's wallet (a ledger journal)",
     usage: 'wallet deposit --user USER_ID --amount AMOUNT',
-    options: { user: { type: 'string' }, amount: { type: 'string' } },
+    options: {
+      user: { type: 'string', description: "the user's id (users list)" },
+      amount: { type: 'string', description: 'the amount to credit, e.g. 100 or 25.50' },
+    },
     async run({ admin }, v) {
       const balance = await admin.deposit(text(v, 'user'), amount(v, 'amount'));
       return { human: `Deposited. Wallet balance: ${usd(balance)}`, json: { walletBalance: formatAmount(balance) } };
@@ -309,7 +321,10 @@ export const COMMANDS: Record<string, Command> = {
   'deposits list': {
     description: 'List deposit requests from chat, newest first',
     usage: 'deposits list [--status pending|approved|rejected] [--user USER_ID]',
-    options: { status: { type: 'string' }, user: { type: 'string' } },
+    options: {
+      status: { type: 'string', description: 'only the requests in this state' },
+      user: { type: 'string', description: "only this user's requests" },
+    },
     async run({ funding }, v) {
       const requests = await funding.deposits.list({ status: depositStatus(v), userId: optionalText(v, 'user') });
       return { human: depositTable(requests), json: { requests: requests.map(depositJson) } };
@@ -318,7 +333,10 @@ export const COMMANDS: Record<string, Command> = {
   'invoices list': {
     description: 'List Telegram Payments invoices with every charge, to reconcile with the payment provider',
     usage: 'invoices list [--status open|paid|credited] [--user USER_ID]',
-    options: { status: { type: 'string' }, user: { type: 'string' } },
+    options: {
+      status: { type: 'string', description: 'only the invoices in this state' },
+      user: { type: 'string', description: "only this user's invoices" },
+    },
     async run({ funding }, v) {
       const invoices = await funding.payments.listInvoices({ status: invoiceStatus(v), userId: optionalText(v, 'user') });
       const owedBack = invoices.reduce((n, i) => n + i.owedBack, 0);
@@ -330,7 +348,7 @@ export const COMMANDS: Record<string, Command> = {
   'deposits approve': {
     description: 'Approve a pending deposit request: its amount is credited to the wallet, once',
     usage: 'deposits approve --id REQUEST_ID',
-    options: { id: { type: 'string' } },
+    options: { id: { type: 'string', description: "the request's number (deposits list)" } },
     async run({ funding }, v) {
       const { request, walletBalance } = await refusingAsAdmin(() =>
         funding.deposits.approve(wholeNumber(optionalText(v, 'id'), '--id'), DECIDED_BY_CLI),
@@ -344,7 +362,10 @@ export const COMMANDS: Record<string, Command> = {
   'deposits reject': {
     description: 'Reject a pending deposit request with a reason the cardholder reads',
     usage: 'deposits reject --id REQUEST_ID --reason TEXT',
-    options: { id: { type: 'string' }, reason: { type: 'string' } },
+    options: {
+      id: { type: 'string', description: "the request's number (deposits list)" },
+      reason: { type: 'string', description: 'why, in words the cardholder reads' },
+    },
     async run({ funding }, v) {
       const request = await refusingAsAdmin(() =>
         funding.deposits.reject(wholeNumber(optionalText(v, 'id'), '--id'), DECIDED_BY_CLI, text(v, 'reason')),
@@ -379,14 +400,14 @@ export const COMMANDS: Record<string, Command> = {
     usage:
       'bins add --bin 123456 --network visa|master [--wallet] [--no-3ds] [--country US] [--currency USD] [--initial-balance AMOUNT] [--disabled]',
     options: {
-      bin: { type: 'string' },
-      network: { type: 'string' },
-      wallet: { type: 'boolean' },
-      'no-3ds': { type: 'boolean' },
-      country: { type: 'string' },
-      currency: { type: 'string' },
-      'initial-balance': { type: 'string' },
-      disabled: { type: 'boolean' },
+      bin: { type: 'string', description: "the card numbers' first 6 digits" },
+      network: { type: 'string', description: 'the card network: visa or master' },
+      wallet: { type: 'boolean', description: 'its cards are Wallet cards (default: Online)' },
+      'no-3ds': { type: 'boolean', description: 'its cards have no 3-D Secure, so no OTPs' },
+      country: { type: 'string', description: 'the issuing country, ISO 3166-1 alpha-2 (default US)' },
+      currency: { type: 'string', description: "the cards' currency, ISO 4217 (default USD)" },
+      'initial-balance': { type: 'string', description: 'the balance a new card starts with (default 0)' },
+      disabled: { type: 'boolean', description: 'add it disabled: no cards until bins enable' },
     },
     async run({ admin }, v) {
       const bin = await admin.addBin({
@@ -447,7 +468,12 @@ export const COMMANDS: Record<string, Command> = {
   'plans add': {
     description: 'Add a card plan (warns of enabled BINs whose initial balance is above its limit)',
     usage: 'plans add --name NAME --limit AMOUNT --fee AMOUNT [--description TEXT]',
-    options: { name: { type: 'string' }, limit: { type: 'string' }, fee: { type: 'string' }, description: { type: 'string' } },
+    options: {
+      name: { type: 'string', description: "the plan's name, as cardholders see it" },
+      limit: { type: 'string', description: 'the most a card on this plan can take in top-ups, in all' },
+      fee: { type: 'string', description: "the card's creation fee" },
+      description: { type: 'string', description: 'a line about the plan for cardholders' },
+    },
     async run({ admin }, v) {
       const plan = await admin.addPlan({
         name: text(v, 'name'),
@@ -491,7 +517,11 @@ export const COMMANDS: Record<string, Command> = {
   'fees set': {
     description: "Set a category's top-up platform fee",
     usage: 'fees set --category Wallet|Online --percent P --fixed AMOUNT',
-    options: { category: { type: 'string' }, percent: { type: 'string' }, fixed: { type: 'string' } },
+    options: {
+      category: { type: 'string', description: 'the cards it applies to: Wallet or Online' },
+      percent: { type: 'string', description: 'the percent of each top-up, e.g. 2.5' },
+      fixed: { type: 'string', description: "an amount added to each top-up's fee, e.g. 0.30" },
+    },
     async run({ admin }, v) {
       const cat = category(v);
       const bps = amount(v, 'percent');
@@ -507,11 +537,11 @@ export const COMMANDS: Record<string, Command> = {
     description: 'Create a coupon: a percent or an amount off the creation fee',
     usage: 'coupons create --code CODE (--percent P | --amount AMOUNT) [--expires ISO_DATE] [--max-redemptions N]',
     options: {
-      code: { type: 'string' },
-      percent: { type: 'string' },
-      amount: { type: 'string' },
-      expires: { type: 'string' },
-      'max-redemptions': { type: 'string' },
+      code: { type: 'string', description: 'the code cardholders type' },
+      percent: { type: 'string', description: 'a percent off the creation fee, e.g. 50' },
+      amount: { type: 'string', description: 'an amount off the creation fee, e.g. 5' },
+      expires: { type: 'string', description: 'when it stops working, e.g. 2027-01-31 (default: never)' },
+      'max-redemptions': { type: 'string', description: 'how many times it can be used in all (default: no limit)' },
     },
     async run({ admin }, v) {
       const percent = optionalText(v, 'percent');
@@ -563,7 +593,11 @@ export const COMMANDS: Record<string, Command> = {
   'simulate purchase': {
     description: 'Sandbox: a card purchase, approved or declined with a code',
     usage: 'simulate purchase --card CARD_ID --amount AMOUNT [--merchant NAME]',
-    options: { card: { type: 'string' }, amount: { type: 'string' }, merchant: { type: 'string' } },
+    options: {
+      card: { type: 'string', description: "the card's id (cards list)" },
+      amount: { type: 'string', description: 'the amount of the purchase' },
+      merchant: { type: 'string', description: "the merchant's name" },
+    },
     async run({ admin }, v) {
       const tx = await admin.simulatePurchase(text(v, 'card'), amount(v, 'amount'), optionalText(v, 'merchant'));
       return simulated(tx);
@@ -572,7 +606,11 @@ export const COMMANDS: Record<string, Command> = {
   'simulate refund': {
     description: 'Sandbox: a refund credited to a card',
     usage: 'simulate refund --card CARD_ID --amount AMOUNT [--merchant NAME]',
-    options: { card: { type: 'string' }, amount: { type: 'string' }, merchant: { type: 'string' } },
+    options: {
+      card: { type: 'string', description: "the card's id (cards list)" },
+      amount: { type: 'string', description: 'the amount refunded' },
+      merchant: { type: 'string', description: "the merchant's name" },
+    },
     async run({ admin }, v) {
       const tx = await admin.simulateRefund(text(v, 'card'), amount(v, 'amount'), optionalText(v, 'merchant'));
       return simulated(tx);
@@ -581,7 +619,11 @@ export const COMMANDS: Record<string, Command> = {
   'simulate otp': {
     description: 'Sandbox: a 3-D Secure OTP arrives for a card (pushed to chat)',
     usage: 'simulate otp --card CARD_ID [--amount AMOUNT] [--merchant NAME]',
-    options: { card: { type: 'string' }, amount: { type: 'string' }, merchant: { type: 'string' } },
+    options: {
+      card: { type: 'string', description: "the card's id (cards list)" },
+      amount: { type: 'string', description: 'the amount of the purchase it confirms (default 0)' },
+      merchant: { type: 'string', description: "the merchant's name" },
+    },
     async run({ admin }, v) {
       const otp = await admin.simulateOtp(text(v, 'card'), optionalAmount(v, 'amount') ?? 0, optionalText(v, 'merchant'));
       return { human: `OTP ${otp.code} arrived for the card (queued for chat).`, json: otp };
@@ -590,7 +632,7 @@ export const COMMANDS: Record<string, Command> = {
   'simulate otp-email': {
     description: 'Sandbox: an OTP e-mail lands in the mailbox',
     usage: 'simulate otp-email --card CARD_ID',
-    options: { card: { type: 'string' } },
+    options: { card: { type: 'string', description: "the card's id (cards list)" } },
     async run({ admin }, v) {
       const mail = await admin.simulateOtpEmail(text(v, 'card'));
       return { human: `An OTP e-mail with code ${mail.code} is in the sandbox mailbox.`, json: mail };
@@ -599,7 +641,7 @@ export const COMMANDS: Record<string, Command> = {
   'simulate issue': {
     description: 'Sandbox: the provider finishes issuing a card that has a temporary id',
     usage: 'simulate issue --card CARD_ID   (the provider finishes issuing a card that has a temporary id)',
-    options: { card: { type: 'string' } },
+    options: { card: { type: 'string', description: "the card's temporary id (cards list)" } },
     async run({ admin }, v) {
       const providerCardId = await admin.completeIssuance(text(v, 'card'));
       return { human: `Card issued by the provider as ${providerCardId}.`, json: { providerCardId } };
@@ -646,7 +688,10 @@ export const COMMANDS: Record<string, Command> = {
   'keys rotate': {
     description: 'Re-encrypt every card under a new card-data key, in one transaction',
     usage: 'keys rotate --new-key-file FILE [--no-keep-retired]   (--no-keep-retired: delete the retired key once every card is re-sealed)',
-    options: { 'new-key-file': { type: 'string' }, 'no-keep-retired': { type: 'boolean' } },
+    options: {
+      'new-key-file': { type: 'string', description: 'the file holding the new card-data key' },
+      'no-keep-retired': { type: 'boolean', description: 'delete the retired key once every card is re-sealed' },
+    },
     async run({ cardDataKey }, v) {
       const rotation = await cardDataKey.rotate(text(v, 'new-key-file'), { keepRetired: v['no-keep-retired'] !== true });
       return {
@@ -666,7 +711,7 @@ export const COMMANDS: Record<string, Command> = {
   backup: {
     description: 'Write an online, consistent copy of the SQLite database; prints the card-data key it needs',
     usage: 'backup --to FILE',
-    options: { to: { type: 'string' } },
+    options: { to: { type: 'string', description: 'the file to write the copy to' } },
     async run({ database, cardDataKey }, v) {
       if (!database.sqlite) throw new AdminError('backup copies the SQLite database; on Postgres use pg_dump');
       const target = path.resolve(text(v, 'to'));

@@ -100,10 +100,10 @@ function program(io: AdminIo, json: boolean, run: Run): Command {
     }
     const leaf = parent.command(words.at(-1)!).description(command.description);
     const { required, valueNames } = optionsOf(command.usage);
-    for (const [option, { type }] of Object.entries(command.options)) {
+    for (const [option, { type, description }] of Object.entries(command.options)) {
       const flags = type === 'boolean' ? `--${option}` : `--${option} <${valueNames.get(option) ?? 'VALUE'}>`;
-      if (required.has(option)) leaf.requiredOption(flags);
-      else leaf.option(flags);
+      if (required.has(option)) leaf.requiredOption(flags, description);
+      else leaf.option(flags, description);
     }
     const positionals = positionalsOf(command.usage, words.length);
     for (const positional of positionals) leaf.argument(`<${positional}>`);

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { COMMANDS } from '../../src/admin/commands.js';
 import { runAdmin } from '../../src/admin/run.js';
 import { adminCommands } from '../helpers/admin.js';
 import { createTestCore, newCard, newCustomer, type TestCore } from '../helpers/core.js';
@@ -113,6 +114,19 @@ describe('admin command line', () => {
     assert.doesNotMatch(own.out, /simulate/, 'only this command, not all of them');
     const group = await admin('simulate', '--help');
     assert.match(group.out, /otp-email \[options\] +Sandbox: an OTP e-mail lands in the mailbox/);
+  });
+
+  test("every command's help describes every one of its options", async () => {
+    for (const [name, command] of Object.entries(COMMANDS)) {
+      const help = await admin(...name.split(' '), '--help');
+      assert.equal(help.code, 0, name);
+      const options = help.out.split('\nOptions:\n')[1] ?? '';
+      for (const option of Object.keys(command.options)) {
+        // `--name <NAME>` then two spaces or more and its description, on the same line.
+        const line = new RegExp(`^ +--${option}(?: <[^>]+>)? {2,}\\S`, 'm');
+        assert.match(options, line, `${name}: --${option} has no description in\n${help.out}`);
+      }
+    }
   });
 
   test('a mistyped command is answered with what was meant; a missing option or argument is a usage error (2)', async () => {
