@@ -261,7 +261,7 @@ export const COMMANDS: Record<string, Command> = {
   'links remove': {
     description: 'Unlink one chat (it is told once)',
     usage: 'links remove --chat CHAT_ID',
-    options: { chat: { type: 'string', description: "the chat's id (links list); a group's is negative: --chat=-100…" } },
+    options: { chat: { type: 'string', description: "the chat's id (links list), negative for a group" } },
     async run({ admin }, v) {
       const raw = text(v, 'chat');
       if (!/^-?\d{1,16}$/.test(raw)) throw new AdminError('--chat must be a chat id (a whole number)');

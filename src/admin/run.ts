@@ -12,7 +12,10 @@ export interface AdminIo {
   err(text: string): void;
 }
 
-/** How the help names the command line: its `bin` entry (`npx cards-admin`, or `npm run -s admin --`). */
+/**
+ * How the help names the command line: `deploy/cards-admin` under the systemd unit. There is no `bin` entry; from a
+ * checkout it is `npm run -s admin --`, in the image `node dist/src/admin/cli.js` (docs/admin-cli.md).
+ */
 export const PROGRAM = 'cards-admin';
 
 /** The project's version, from the package.json above this file (src/admin in a checkout, dist/src/admin in a release). */
