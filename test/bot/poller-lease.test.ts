@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { startBot, type BotDeps } from '../../src/bot/index.js';
-import { PollerTakenError } from '../../src/bot/runtime/poller-lease.js';
+import { claimPolling, PollerTakenError } from '../../src/bot/runtime/poller-lease.js';
+import { botTables } from '../../src/bot/store/tables.js';
 import { BotApiServer } from '../helpers/bot-api-server.js';
 import { createTestCore, type TestCore } from '../helpers/core.js';
 import { capturedLogger } from '../helpers/log.js';
@@ -63,6 +64,42 @@ test('the lease of a poller that died lapses: the next start takes it over', asy
     await running.stop();
   } finally {
     await server.stop();
+    await t.close();
+  }
+});
+
+test('a poller that must wait says so at once, with how long it will wait (waitSeconds)', async () => {
+  const t = await createTestCore();
+  const db = botTables(t.database.db);
+  const leaseMs = 3_000;
+  const holder = await claimPolling(db, t.clock, capturedLogger('info').logger, leaseMs);
+  const log = capturedLogger('info');
+  const started = Date.now();
+  let settled = false;
+  const waiting = claimPolling(db, t.clock, log.logger, leaseMs).finally(() => {
+    settled = true;
+  });
+  try {
+    const said = () =>
+      log
+        .text()
+        .split('\n')
+        .filter((line) => line.includes('waiting for it to lapse'));
+    while (said().length === 0 && Date.now() - started < leaseMs) await new Promise((resolve) => setTimeout(resolve, 10));
+    const elapsed = Date.now() - started;
+    // Before its first retry (a third of the lease), long before the wait ends (the lease and a third).
+    assert.ok(elapsed < leaseMs / 3, `logged after ${elapsed} ms`);
+    assert.equal(settled, false, 'logged while still waiting');
+    const [line] = said().map((l) => JSON.parse(l) as { msg: string; waitSeconds: number });
+    assert.deepEqual(line, {
+      ...line,
+      msg: 'another process holds the polling lease (or held it when it stopped); waiting for it to lapse',
+      waitSeconds: Math.ceil((leaseMs + leaseMs / 3) / 1000),
+    });
+  } finally {
+    await holder.release();
+    // Released: the waiting poller takes the lease on its next try.
+    await (await waiting).release();
     await t.close();
   }
 });
