@@ -111,6 +111,14 @@ describe('TELEGRAM_API_ROOT', () => {
       );
     }
   });
+
+  it('names the setting once in its message', () => {
+    assert.throws(() => loadConfig({ TELEGRAM_API_ROOT: 'https://api.telegram.org/' }), {
+      message:
+        'Invalid settings:\n' +
+        '  TELEGRAM_API_ROOT: the root the bot adds /bot<token>/<method> to, without a trailing / (e.g. https://api.telegram.org)',
+    });
+  });
 });
 
 describe('secrets from files (<NAME>_FILE: Docker secrets, systemd credentials)', () => {
@@ -148,5 +156,24 @@ describe('secrets from files (<NAME>_FILE: Docker secrets, systemd credentials)'
         /REDIS_URL_FILE: cannot read .*missing \(ENOENT\)/.test(error.message) &&
         !error.message.includes('secret-value'),
     );
+  });
+});
+
+describe('the settings check', () => {
+  it('names each refused setting once: the message after its name does not repeat it', () => {
+    const bad = {
+      BOT_TOKEN: 'not-a-token',
+      TELEGRAM_API_ROOT: 'ftp://api.telegram.org',
+      CARD_SERVICE_URL: 'https://cards.example/api?x=1',
+      WEBHOOK_SECRET: 'short',
+    };
+    for (const [name, value] of Object.entries(bad)) {
+      assert.throws(
+        () => loadConfig({ [name]: value }),
+        (error: unknown) =>
+          error instanceof ConfigError && error.message.includes(`${name}: `) && !error.message.includes(`${name}: ${name}`),
+        name,
+      );
+    }
   });
 });

@@ -28,12 +28,12 @@ const selfDeletingTtl = (fallback: number) =>
 const configSchema = z.object({
   BOT_TOKEN: z
     .string()
-    .regex(/^\d+:[\w-]+$/, { error: 'BOT_TOKEN must look like 123456:ABC-DEF…' })
+    .regex(/^\d+:[\w-]+$/, { error: 'must look like 123456:ABC-DEF…' })
     .optional(),
   TELEGRAM_API_ROOT: z
-    .url({ protocol: /^https?$/, error: 'TELEGRAM_API_ROOT: an http:// or https:// URL' })
+    .url({ protocol: /^https?$/, error: 'an http:// or https:// URL' })
     .refine((url) => !url.endsWith('/') && !url.includes('?') && !url.includes('#'), {
-      error: 'TELEGRAM_API_ROOT: the root the bot adds /bot<token>/<method> to, without a trailing / (e.g. https://api.telegram.org)',
+      error: 'the root the bot adds /bot<token>/<method> to, without a trailing / (e.g. https://api.telegram.org)',
     })
     .default('https://api.telegram.org'),
   DATABASE_URL: z.string().min(1).default('data/cards.db'),
@@ -86,8 +86,8 @@ const configSchema = z.object({
    * no local wallet, cards or `/api/v1` then.
    */
   CARD_SERVICE_URL: z
-    .url({ protocol: /^https?$/, error: "CARD_SERVICE_URL: an http:// or https:// URL (the service's base, without /api/v1)" })
-    .refine((url) => !url.includes('?') && !url.includes('#'), { error: 'CARD_SERVICE_URL: a base URL, without a query or fragment' })
+    .url({ protocol: /^https?$/, error: "an http:// or https:// URL (the service's base, without /api/v1)" })
+    .refine((url) => !url.includes('?') && !url.includes('#'), { error: 'a base URL, without a query or fragment' })
     .optional(),
   /** Remote mode: how often each linked user's known cards are polled for new OTPs and transactions. */
   CARD_SERVICE_POLL_SECONDS: z.coerce.number().int().min(1).max(3_600).default(15),
@@ -100,7 +100,7 @@ const configSchema = z.object({
   WEBHOOK_SECRET: z
     .string()
     .regex(/^[A-Za-z0-9_-]{32,256}$/, {
-      error: 'WEBHOOK_SECRET: 32-256 of A-Z a-z 0-9 _ - (a shorter secret can be guessed; e.g. openssl rand -hex 32)',
+      error: '32-256 of A-Z a-z 0-9 _ - (a shorter secret can be guessed; e.g. openssl rand -hex 32)',
     })
     .optional(),
   /**
