@@ -1,5 +1,6 @@
 import { CompiledQuery, sql, type Compilable, type QueryResult } from 'kysely';
 import { getOrCreate } from '../infra/get-or-create.js';
+import { prepareOnPostgres } from './prepared-statements.js';
 import type { Executor } from './schema.js';
 
 /** Stands for the i-th argument while a query is compiled once. */
@@ -85,5 +86,7 @@ function compileWithSlots<Args extends unknown[], Row>(
   if (new Set(sources.filter((s) => s >= 0)).size !== arity) {
     throw new Error(`compiledOnce: ${query.sql} does not bind each of its ${arity} arguments`);
   }
+  // Fixed text: Postgres connections send it as a named statement, parsed and planned once per connection.
+  prepareOnPostgres(query.sql);
   return { sql: query.sql, parameters: (values) => sources.map((s, i) => (s >= 0 ? values[s] : constants[i])) };
 }

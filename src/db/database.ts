@@ -3,6 +3,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { Database as BetterSqlite3Database } from './better-sqlite3.js';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
+import { PreparingClient } from './prepared-statements.js';
 import type { Database } from './schema.js';
 import { readsDirectly } from './compiled-query.js';
 import { keepWal, sqliteDialect, type GroupCommitOptions, type GroupCommitStats } from './sqlite/index.js';
@@ -106,7 +107,7 @@ export function openDatabase(url: string, options: { groupCommit?: GroupCommitOp
   if (target.kind === 'postgres') {
     usePlainNumbersForPostgresBigints();
     const db = new Kysely<Database>({
-      dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: target.url, max: 10 }) }),
+      dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: target.url, max: 10, Client: PreparingClient }) }),
     });
     return { db, target, close: () => db.destroy() };
   }

@@ -72,7 +72,8 @@ export const topupInOneStatement = compiledOnce(
           for update
         ),
         priced as (
-          select card.*, coalesce(
+          select card.id, card.account_id, card.status, card.category, card.deposit, card.limit_amount, card.currency,
+            card.last_topup_attempt_at, card.cooled, coalesce(
             (select (${amount}::bigint * f.percent_bps + 5000) / 10000 + f.fixed_amount from platform_fees f where f.category = card.category),
             0
           )::bigint as fee
