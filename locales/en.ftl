@@ -133,6 +133,7 @@ otps-none = No OTPs for this card yet.
 otps-title = OTPs for “{ $name }”:
 otp-line = { $code } · { $amount } · { $merchant } · { $at }
 otp-requested = 🔑 OTP for “{ $name }”: { $code }
+otp-request-unavailable = Your card service does not offer asking for a code by e-mail. Codes still reach this chat as they arrive; tap “Waiting for a code” to have them sooner.
 otps-pick-card = Pick a card for its OTPs:
 otp-push = 🔑 OTP { $code } for “{ $name }” ({ $masked }): { $amount } at { $merchant }. Deleted in { $ttl } s.
 tx-push-approved = 💸 { $side } { $amount } at { $merchant } on “{ $name }” ({ $masked }). Balance { $balance }.

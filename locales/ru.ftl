@@ -135,6 +135,7 @@ otps-none = Для этой карты OTP пока нет.
 otps-title = OTP для «{ $name }»:
 otp-line = { $code } · { $amount } · { $merchant } · { $at }
 otp-requested = 🔑 OTP для «{ $name }»: { $code }
+otp-request-unavailable = Ваш карточный сервис не умеет запрашивать код из почты. Коды всё равно приходят в этот чат по мере поступления; нажмите «Жду код», чтобы получать их быстрее.
 otps-pick-card = Выберите карту:
 otp-push = 🔑 OTP { $code } для «{ $name }» ({ $masked }): { $amount }, { $merchant }. Удалится через { $ttl } с.
 tx-push-approved = 💸 { $side } { $amount }, { $merchant }, «{ $name }» ({ $masked }). Баланс { $balance }.

@@ -77,11 +77,16 @@ interface Call<T> {
 /** A capability beyond the interface: unknown until tried, then remembered for the client's life. */
 type Capability = 'unknown' | 'present' | 'absent';
 
+/** What a service may lack: the interface's extensions, and the OTP-e-mail request (4.14), which some services leave out. */
+type CapabilityName = 'listCards' | 'topupQuote' | 'otpRequest';
+
 /**
  * The service does not have the extension: its route is not there (404, 405, 501), or the path was read as a
- * card id (`Card ID is required`). A quote for a card the service does not know is a real refusal.
+ * card id (`Card ID is required`). A quote for a card the service does not know is a real refusal; so is
+ * any refusal of the OTP request in words we know (`No OTP found for this card` is often a 404).
  */
-function isMissingExtension(name: 'listCards' | 'topupQuote', error: unknown): boolean {
+function isMissingExtension(name: CapabilityName, error: unknown): boolean {
+  if (name === 'otpRequest' && error instanceof CardServiceError) return false;
   if (error instanceof CardServiceError && error.code === 'CARD_ID_REQUIRED') return true;
   if (name === 'topupQuote' && error instanceof CardServiceError && error.code === 'CARD_NOT_FOUND') return false;
   const status = remoteStatusOf(error);
@@ -92,7 +97,7 @@ export function createRemoteCardClient(options: RemoteClientOptions) {
   const base = options.baseUrl.replace(/\/+$/, '');
   const fetchFn = options.fetch ?? fetch;
   const schedule = options.schedule ?? (<T>(call: () => Promise<T>) => call());
-  const capabilities: Record<'listCards' | 'topupQuote', Capability> = { listCards: 'unknown', topupQuote: 'unknown' };
+  const capabilities: Record<CapabilityName, Capability> = { listCards: 'unknown', topupQuote: 'unknown', otpRequest: 'unknown' };
 
   /** One exchange, told to `observe`: whether the service answered. */
   async function exchange<T>(token: string, call: Call<T>, idempotencyKey?: string): Promise<{ data: T; status: number }> {
@@ -276,7 +281,9 @@ export function createRemoteCardClient(options: RemoteClientOptions) {
         return get(token, { path: `/api/v1/cards/transactions${search}`, shape: shapes.transactionPage });
       },
       listOtps: (id: string) => get(token, { path: `${card(id)}/otps`, shape: shapes.otpList }),
-      requestOtp: (id: string) => send(token, { method: 'POST', path: `${card(id)}/otps/request`, shape: shapes.requestedOtp }),
+      /** Spec 4.14, detected like an extension: undefined when the service has no such route. */
+      requestOtp: (id: string) =>
+        extension('otpRequest', () => send(token, { method: 'POST', path: `${card(id)}/otps/request`, shape: shapes.requestedOtp })),
       walletBalance: () => get(token, { path: '/api/v1/wallet/balance', shape: shapes.wallet }),
     };
   }

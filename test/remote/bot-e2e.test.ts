@@ -329,6 +329,29 @@ describe('remote mode: the bot in front of another card service', { timeout: 240
     });
   });
 
+  it('a service without the OTP-e-mail request (4.14): the button says so once, then is left out', async () => {
+    const gina = server.user(9107);
+    const menu = await linked(gina, fake.addUser('current', 50_000));
+    const view = await createCard(gina, menu, 'Mailless');
+    fake.otpRequest = false;
+    try {
+      let press = gina.press(view, 'OTPs');
+      const none = await server.nextEdit(gina.chatId, press.mark, 'No OTPs');
+      press = gina.press(none, 'Request from e-mail');
+      const said = await server.nextMessage(gina.chatId, press.mark, /e-mail|Not Found/);
+      assert.match(said.text, /does not offer asking for a code by e-mail/);
+      press = gina.press(none, 'Back to card');
+      const back = await server.nextEdit(gina.chatId, press.mark, 'Status: active');
+      press = gina.press(back, 'OTPs');
+      const again = await server.nextEdit(gina.chatId, press.mark, 'No OTPs');
+      const labels = again.replyMarkup?.inline_keyboard.flat().map((b) => b.text) ?? [];
+      assert.ok(!labels.some((l) => l.includes('Request from e-mail')), labels.join(', '));
+      assert.ok(labels.some((l) => l.includes('Waiting for a code')));
+    } finally {
+      fake.otpRequest = true;
+    }
+  });
+
   it('no token, card number or CVV reaches the log, the database file or its WAL (read after every test too)', () => {
     walNow();
     const tokens = [...fake.users.keys()];

@@ -77,7 +77,7 @@ describe('remote card-service client against a service written from the spec', (
       otps.otps.map((o) => [o.code, o.amount]),
       [['402211', 1_299]],
     );
-    assert.equal((await me.requestOtp(created.id)).code, '402211');
+    assert.equal((await me.requestOtp(created.id))?.code, '402211');
 
     const page = await me.listTransactions({ cardId: created.id });
     assert.deepEqual(
@@ -168,9 +168,29 @@ describe('remote card-service client against a service written from the spec', (
     const created = await me.createCard({ binId: bin!.id, name: 'Q', planId: 1 });
     assert.equal(await me.quoteTopup(created.id, 1_000), undefined);
     assert.equal(await me.quoteTopup(created.id, 1_000), undefined);
-    assert.deepEqual(c.capabilities(), { listCards: 'absent', topupQuote: 'absent' });
+    assert.deepEqual(c.capabilities(), { listCards: 'absent', topupQuote: 'absent', otpRequest: 'unknown' });
     const asked = fake.requests.slice(before).map((r) => `${r.method} ${r.path.replace(created.id, ':id')}`);
     assert.deepEqual(asked, ['GET /api/v1/cards', 'GET /api/v1/bins', 'POST /api/v1/cards', 'POST /api/v1/cards/:id/topup/quote']);
+  });
+
+  test('the OTP-e-mail request (4.14) is detected: a service without the route answers undefined, once; its refusals stay refusals', async () => {
+    const token = fake.addUser('current');
+    const c = client();
+    const me = c.as(token);
+    const [bin] = await me.listBins();
+    const created = await me.createCard({ binId: bin!.id, name: 'E', planId: 1 });
+    await refusedWith(me.requestOtp(created.id), 'NO_OTP');
+    assert.equal(c.capabilities().otpRequest, 'unknown', 'a refusal in known words says the route is there');
+    fake.otpRequest = false;
+    try {
+      const before = fake.requests.length;
+      assert.equal(await me.requestOtp(created.id), undefined);
+      assert.equal(await me.requestOtp(created.id), undefined);
+      assert.equal(c.capabilities().otpRequest, 'absent');
+      assert.equal(fake.requests.length - before, 1, 'asked once');
+    } finally {
+      fake.otpRequest = true;
+    }
   });
 
   test('POSTs and PATCHes carry an Idempotency-Key; GETs do not', async () => {
@@ -261,7 +281,7 @@ describe('remote card-service client against our own /api/v1', () => {
     assert.ok(quote !== undefined && quote.totalCharged > 1_000);
     const topup = await me.topup(created.id, 1_000);
     assert.equal(topup.totalCharged, quote.totalCharged);
-    assert.deepEqual(c.capabilities(), { listCards: 'present', topupQuote: 'present' });
+    assert.deepEqual(c.capabilities(), { listCards: 'present', topupQuote: 'present', otpRequest: 'unknown' });
     await refusedWith(me.topup(created.id, 1_000), 'TOPUP_COOLDOWN');
     await refusedWith(me.getCard('00000000-0000-4000-8000-000000000000'), 'CARD_NOT_FOUND');
     await refusedWith(c.as('vc_not-a-token').walletBalance(), 'INVALID_TOKEN');
