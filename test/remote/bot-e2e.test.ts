@@ -329,6 +329,23 @@ describe('remote mode: the bot in front of another card service', { timeout: 240
     });
   });
 
+  it('money in is not offered: no "Add money" in the menu or the command list, and /deposit says why', async () => {
+    const frank = server.user(9106);
+    const menu = await linked(frank, fake.addUser('current', 1_000));
+    const labels = menu.replyMarkup?.inline_keyboard.flat().map((b) => b.text) ?? [];
+    assert.ok(
+      labels.some((l) => l.includes('Top up')),
+      labels.join(', '),
+    );
+    assert.ok(!labels.some((l) => l.includes('Add money')), labels.join(', '));
+    for (const call of server.calls.filter((c) => c.method === 'setMyCommands'))
+      assert.ok(!JSON.stringify(call.payload).includes('"deposit"'), 'no /deposit in the command list');
+    for (const text of ['/deposit', '/deposit 50']) {
+      const step = frank.send(text);
+      await server.nextMessage(frank.chatId, step.mark, 'Adding money to the wallet is not offered here: your card service does it.');
+    }
+  });
+
   it('a service without the OTP-e-mail request (4.14): the button says so once, then is left out', async () => {
     const gina = server.user(9107);
     const menu = await linked(gina, fake.addUser('current', 50_000));
