@@ -107,7 +107,7 @@ topup-quote =
     Total charged to the wallet: { $total }
     Wallet after: { $walletAfter }
 topup-confirm-unquoted = Top up “{ $name }” with { $amount }? The service tells its fee only once it is done.
-topup-done = Topped up { $amount } (fee { $fee }). Card balance: { $cardBalance }. Wallet: { $wallet }.
+topup-done = Topped up { $amount } (fee { $fee }, total charged { $total }). Card balance: { $cardBalance }. Wallet: { $wallet }.
 funding-unavailable = Adding money to the wallet is not offered here: your card service does it.
 withdraw-ask = How much to withdraw from “{ $name }” (balance { $balance })? From { $min } to { $max }. /cancel to stop.
 withdraw-confirm = Withdraw { $amount } from “{ $name }” to your wallet?

@@ -109,7 +109,7 @@ topup-quote =
     Всего спишется с кошелька: { $total }
     В кошельке останется: { $walletAfter }
 topup-confirm-unquoted = Пополнить «{ $name }» на { $amount }? Комиссию сервис сообщит только после пополнения.
-topup-done = Зачислено { $amount } (комиссия { $fee }). Баланс карты: { $cardBalance }. Кошелёк: { $wallet }.
+topup-done = Зачислено { $amount } (комиссия { $fee }, всего списано { $total }). Баланс карты: { $cardBalance }. Кошелёк: { $wallet }.
 funding-unavailable = Пополнение кошелька здесь недоступно: это делается в вашем сервисе карт.
 withdraw-ask = Сколько вывести с «{ $name }» (баланс { $balance })? От { $min } до { $max }. /cancel — отмена.
 withdraw-confirm = Вывести { $amount } с «{ $name }» в кошелёк?

@@ -150,7 +150,7 @@ describe('remote mode: the bot in front of another card service', { timeout: 240
     step = alice.send('50');
     const confirm = await server.nextMessage(alice.chatId, step.mark, 'The service tells its fee only once it is done');
     press = alice.press(confirm, 'Confirm');
-    await server.nextEdit(alice.chatId, press.mark, /Topped up \$50\.00 \(fee \$2\.50\)/);
+    await server.nextEdit(alice.chatId, press.mark, /Topped up \$50\.00 \(fee \$2\.50, total charged \$52\.50\)/);
     assert.equal(fake.cards.get(cardId)!.balance, 5_000);
     // A POST carried an Idempotency-Key (the service may ignore it), and one Confirm sent one top-up.
     const topups = fake.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/topup'));
