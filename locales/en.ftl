@@ -146,6 +146,7 @@ rate-limited = Too many messages; slow down a little.
 unexpected-error = Sorry, something went wrong. Please try again later.
 hint-none = {""}
 hint-later = Nothing was done; try again in a few minutes.
+outcome-now = Now at the card service: “{ $name }” holds { $cardBalance }; wallet { $wallet }.
 hint-outcome = Do not repeat it yet: open the card in a minute to see its balance and transactions as the service shows them.
 hint-token = Send a valid API token to link this chat again.
 hint-wallet = Ask your administrator to fund the wallet, or try a smaller amount.

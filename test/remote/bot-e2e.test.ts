@@ -263,7 +263,7 @@ describe('remote mode: the bot in front of another card service', { timeout: 240
     await server.nextEdit(dan.chatId, press.mark, 'Withdrew $30.00');
     assert.equal(card.balance, 7_000);
 
-    // A movement whose answer is lost: not sent again; the user is told the outcome is not known, and the card read again.
+    // A movement whose answer is lost: not sent again; the user is told the outcome is not known, and the card and the wallet read again.
     fake.hang = (method, pathname) => method === 'POST' && pathname.endsWith('/topup');
     try {
       press = dan.press(cardView, 'Top up');
@@ -271,7 +271,9 @@ describe('remote mode: the bot in front of another card service', { timeout: 240
       step = dan.send('10');
       confirm = await server.nextMessage(dan.chatId, step.mark, 'The service tells its fee');
       press = dan.press(confirm, 'Confirm');
-      await server.nextEdit(dan.chatId, press.mark, 'did not answer in time, so whether it was done is not known yet');
+      const unknown = await server.nextEdit(dan.chatId, press.mark, 'did not answer in time, so whether it was done is not known yet');
+      // The card and the wallet read again: shown as the service now says them (the lost top-up was not carried out).
+      assert.match(unknown.text, /Now at the card service: “Older” holds \$70\.00; wallet \$921\.00\./);
       // The card read again and its view redrawn (Telegram answers "not modified" when nothing changed).
       await server.waitForCall((c) => c.method === 'editMessageText' && String(c.payload.text).includes('Balance: $70.00'), press.mark);
     } finally {
