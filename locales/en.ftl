@@ -107,7 +107,7 @@ topup-quote =
     Total charged to the wallet: { $total }
     Wallet after: { $walletAfter }
 topup-confirm-unquoted = Top up “{ $name }” with { $amount }? The service tells its fee only once it is done.
-topup-done = Topped up { $amount } (fee { $fee }). Card balance: { $cardBalance }. Wallet: { $wallet }.
+topup-done = Topped up { $amount } (fee { $fee }, total charged { $total }). Card balance: { $cardBalance }. Wallet: { $wallet }.
 funding-unavailable = Adding money to the wallet is not offered here: your card service does it.
 withdraw-ask = How much to withdraw from “{ $name }” (balance { $balance })? From { $min } to { $max }. /cancel to stop.
 withdraw-confirm = Withdraw { $amount } from “{ $name }” to your wallet?
@@ -133,6 +133,7 @@ otps-none = No OTPs for this card yet.
 otps-title = OTPs for “{ $name }”:
 otp-line = { $code } · { $amount } · { $merchant } · { $at }
 otp-requested = 🔑 OTP for “{ $name }”: { $code }
+otp-request-unavailable = Your card service does not offer asking for a code by e-mail. Codes still reach this chat as they arrive; tap “Waiting for a code” to have them sooner.
 otps-pick-card = Pick a card for its OTPs:
 otp-push = 🔑 OTP { $code } for “{ $name }” ({ $masked }): { $amount } at { $merchant }. Deleted in { $ttl } s.
 tx-push-approved = 💸 { $side } { $amount } at { $merchant } on “{ $name }” ({ $masked }). Balance { $balance }.
@@ -145,6 +146,7 @@ rate-limited = Too many messages; slow down a little.
 unexpected-error = Sorry, something went wrong. Please try again later.
 hint-none = {""}
 hint-later = Nothing was done; try again in a few minutes.
+outcome-now = Now at the card service: “{ $name }” holds { $cardBalance }; wallet { $wallet }.
 hint-outcome = Do not repeat it yet: open the card in a minute to see its balance and transactions as the service shows them.
 hint-token = Send a valid API token to link this chat again.
 hint-wallet = Ask your administrator to fund the wallet, or try a smaller amount.

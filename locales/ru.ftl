@@ -109,7 +109,7 @@ topup-quote =
     Всего спишется с кошелька: { $total }
     В кошельке останется: { $walletAfter }
 topup-confirm-unquoted = Пополнить «{ $name }» на { $amount }? Комиссию сервис сообщит только после пополнения.
-topup-done = Зачислено { $amount } (комиссия { $fee }). Баланс карты: { $cardBalance }. Кошелёк: { $wallet }.
+topup-done = Зачислено { $amount } (комиссия { $fee }, всего списано { $total }). Баланс карты: { $cardBalance }. Кошелёк: { $wallet }.
 funding-unavailable = Пополнение кошелька здесь недоступно: это делается в вашем сервисе карт.
 withdraw-ask = Сколько вывести с «{ $name }» (баланс { $balance })? От { $min } до { $max }. /cancel — отмена.
 withdraw-confirm = Вывести { $amount } с «{ $name }» в кошелёк?
@@ -135,6 +135,7 @@ otps-none = Для этой карты OTP пока нет.
 otps-title = OTP для «{ $name }»:
 otp-line = { $code } · { $amount } · { $merchant } · { $at }
 otp-requested = 🔑 OTP для «{ $name }»: { $code }
+otp-request-unavailable = Ваш карточный сервис не умеет запрашивать код из почты. Коды всё равно приходят в этот чат по мере поступления; нажмите «Жду код», чтобы получать их быстрее.
 otps-pick-card = Выберите карту:
 otp-push = 🔑 OTP { $code } для «{ $name }» ({ $masked }): { $amount }, { $merchant }. Удалится через { $ttl } с.
 tx-push-approved = 💸 { $side } { $amount }, { $merchant }, «{ $name }» ({ $masked }). Баланс { $balance }.
@@ -147,6 +148,7 @@ rate-limited = Слишком много сообщений, помедленн�
 unexpected-error = Извините, что-то пошло не так. Попробуйте позже.
 hint-none = {""}
 hint-later = Ничего не сделано; попробуйте через несколько минут.
+outcome-now = Сейчас в карточном сервисе: на «{ $name }» { $cardBalance }; кошелёк { $wallet }.
 hint-outcome = Не повторяйте пока: откройте карту через минуту и посмотрите её баланс и операции, как их показывает сервис.
 hint-token = Пришлите действующий API-токен, чтобы привязать чат снова.
 hint-wallet = Попросите администратора пополнить кошелёк или введите меньшую сумму.

@@ -3,6 +3,11 @@ import { describe, it } from 'node:test';
 import { ConfigError, loadConfig } from '../src/app/config.js';
 
 describe('WEBAPP_URL', () => {
+  it("is taken in remote mode too: the Mini App reads card details through the bot's port", () => {
+    const config = loadConfig({ WEBAPP_URL: 'https://cards.example/webapp', CARD_SERVICE_URL: 'https://service.example' });
+    assert.equal(config.WEBAPP_URL, 'https://cards.example/webapp');
+  });
+
   it('is unset by default: Details sends the self-deleting message', () => {
     assert.equal(loadConfig({}).WEBAPP_URL, undefined);
   });

@@ -123,6 +123,15 @@ export const topupQuote = z.object({
   deposit_available: money,
   /** Seconds until the card's top-up cooldown has passed; 0 when none. */
   topup_cooldown_seconds: z.number().int().min(0),
+  /** The largest top-up that the plan's limit and the wallet allow now (fee included), at most the top-up maximum. */
+  max_amount: money.describe('the largest top-up the plan limit and the wallet allow now, fee included'),
+  /** The refusal the top-up would meet now, in the operation's own words; absent when it would pass. */
+  refusal: z
+    .string()
+    .optional()
+    .describe(
+      "the refusal the top-up would meet now, word for word as the top-up would answer it (the spec's section 7); absent when it would pass",
+    ),
 });
 
 export const withdrawResult = z.object({

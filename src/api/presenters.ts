@@ -109,6 +109,8 @@ export const presentQuote = (q: TopupQuote) => ({
   wallet_balance: toAmount(q.walletBalance),
   deposit_available: toAmount(q.depositAvailable),
   topup_cooldown_seconds: q.cooldownSeconds,
+  max_amount: toAmount(q.maxAmount),
+  ...(q.refusal && { refusal: q.refusal.message }),
 });
 
 export const presentWithdrawal = (r: WithdrawResult) => ({

@@ -28,7 +28,8 @@ import { cardRoutes } from './routes/cards.js';
 import { catalogueRoutes } from './routes/catalogue.js';
 import { historyRoutes } from './routes/history.js';
 import { movementRoutes } from './routes/movements.js';
-import { webAppRoutes, type WebAppOptions } from './webapp.js';
+import { webAppRoutes, type WebAppDeps, type WebAppOptions } from './webapp.js';
+import { embeddedCardService } from '../bot/card-service/embedded.js';
 
 export interface HttpServerDeps {
   core: CardService;
@@ -64,8 +65,11 @@ export interface HttpServerDeps {
   botReady?: () => boolean;
   /** Collects request durations when given (served apart, by `serveMetrics`); nothing is collected otherwise. */
   metrics?: ApiMetrics;
-  /** The card-details Mini App (`WEBAPP_URL` with the bot's token); not served when absent. */
-  webApp?: WebAppOptions;
+  /**
+   * The card-details Mini App (`WEBAPP_URL` with the bot's token); not served when absent. Its details come
+   * through the bot's card-service port: `cards` (remote mode's), else the embedded core's.
+   */
+  webApp?: WebAppOptions & { cards?: WebAppDeps['cards'] };
   /**
    * Whether to serve the card-service interface (`/api/v1`, the OpenAPI document): true unless in remote
    * mode, where this server carries only the bot's routes, `/livez` and `/readyz`.
@@ -223,7 +227,11 @@ export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
       cardRoutes(routes, routeDeps);
       movementRoutes(routes, routeDeps);
       historyRoutes(routes, routeDeps);
-      if (deps.webApp) webAppRoutes(api, { ...deps.webApp, core, clock, db: deps.db, logger });
+    }
+    // The Mini App is the bot's: served in remote mode too, over the service the bot stands in front of.
+    if (deps.webApp) {
+      const { cards = embeddedCardService({ core, db: deps.db, clock }), ...webApp } = deps.webApp;
+      webAppRoutes(api, { ...webApp, cards, clock, db: deps.db, logger });
     }
 
     routes.get(

@@ -7,9 +7,8 @@ import { botTables } from '../bot/store/tables.js';
 import { findLink } from '../bot/store/chat-links.js';
 import { consumeWebAppNonce } from '../bot/webapp-nonces.js';
 import type { Clock } from '../infra/clock.js';
+import type { CardAccount, CardServicePort, SensitiveCardDetails } from '../bot/card-service/port.js';
 import { isCardServiceError } from '../core/rules/errors.js';
-import type { CardService } from '../core/service.js';
-import type { Caller, SensitiveCardDetails } from '../core/operations/views.js';
 import type { Db } from '../db/schema.js';
 import type { Logger } from '../infra/logger.js';
 import { failure, ok } from './envelope.js';
@@ -27,7 +26,11 @@ export interface WebAppOptions {
 }
 
 export interface WebAppDeps extends WebAppOptions {
-  core: CardService;
+  /**
+   * The card service as the bot reaches it (its port): the embedded core, or in remote mode the service at
+   * `CARD_SERVICE_URL`, whose sensitive-details call (spec 4.10) the page's details come from.
+   */
+  cards: Pick<CardServicePort, 'account'>;
   db: Db;
   clock: Clock;
   logger: Logger;
@@ -55,7 +58,7 @@ const PRIVATE_HEADERS = {
 };
 
 /** Which check refused a request: logged at debug, so an operator can tell; the caller is told nothing. */
-type Refusal = 'request' | 'signature' | 'age' | 'user' | 'nonce' | 'link' | 'token' | 'card';
+type Refusal = 'request' | 'signature' | 'age' | 'user' | 'nonce' | 'link' | 'token' | 'card' | 'service';
 
 /**
  * The card-details Mini App: `GET <path of WEBAPP_URL>` serves the page, `POST <path>/card-details`
@@ -66,7 +69,7 @@ type Refusal = 'request' | 'signature' | 'age' | 'user' | 'nonce' | 'link' | 'to
  * 403. Both routes are public (no bearer token): the init data authenticates.
  *
  * @example
- * webAppRoutes(api, { core, db, clock, logger, url: 'https://cards.example/webapp', botToken, showSeconds: 60 });
+ * webAppRoutes(api, { cards, db, clock, logger, url: 'https://cards.example/webapp', botToken, showSeconds: 60 });
  */
 export function webAppRoutes(app: FastifyInstance, deps: WebAppDeps): void {
   const path = new URL(deps.url).pathname;
@@ -117,18 +120,21 @@ async function cardDetails(body: unknown, deps: WebAppDeps): Promise<{ details: 
   if (!binding) return { refused: 'nonce' };
   const link = await findLink(botTables(deps.db), binding.chatId);
   if (!link || link.tokenHash !== binding.tokenHash) return { refused: 'link' };
-  let caller: Caller;
+  let account: CardAccount;
   try {
-    caller = await deps.core.authenticateByTokenHash(link.tokenHash);
+    account = await deps.cards.account({ tokenHash: link.tokenHash, chatId: binding.chatId });
   } catch (error) {
     if (isCardServiceError(error) && error.code === 'INVALID_TOKEN') return { refused: 'token' };
     throw error;
   }
   try {
-    return { details: await deps.core.getSensitiveDetails(caller, binding.cardId) };
+    return { details: await account.getSensitiveDetails(binding.cardId) };
   } catch (error) {
-    if (isCardServiceError(error)) return { refused: 'card' };
-    throw error;
+    if (!isCardServiceError(error)) throw error;
+    // A remote service checks the token only now; and it may not answer.
+    if (error.code === 'INVALID_TOKEN') return { refused: 'token' };
+    if (error.code === 'SERVICE_UNAVAILABLE') return { refused: 'service' };
+    return { refused: 'card' };
   }
 }
 

@@ -218,9 +218,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError('BOT_MODE=webhook needs WEBHOOK_URL and WEBHOOK_SECRET');
   }
   const config = parsed as Config;
-  if (config.CARD_SERVICE_URL !== undefined && config.WEBAPP_URL !== undefined) {
-    throw new ConfigError('WEBAPP_URL is not served in remote mode (CARD_SERVICE_URL): card details are sent as self-deleting messages');
-  }
   if (config.CARD_SERVICE_URL !== undefined && config.PAYMENT_PROVIDER_TOKEN !== undefined) {
     throw new ConfigError(
       'PAYMENT_PROVIDER_TOKEN credits the embedded wallet, which remote mode (CARD_SERVICE_URL) has not: unset one of them',

@@ -265,10 +265,14 @@ export function createBot(deps: BotDeps, options: CreateBotOptions = {}): CardsB
 
 /** The command list shown by Telegram clients, in English and Russian. */
 export async function setCommands(bot: CardsBot): Promise<void> {
-  const { i18n } = bot.services;
+  const { i18n, cards } = bot.services;
+  // Money in is our embedded wallet's: not offered in front of another service (/deposit still says why).
+  const names = ['start', 'menu', 'cards', 'topup', 'freeze', 'details', 'deposit', 'cancel', 'help', 'unlink'].filter(
+    (c) => c !== 'deposit' || cards.funding !== undefined,
+  );
   for (const locale of ['en', 'ru'] as const) {
     const t = (key: string) => i18n.t(locale, key);
-    const commands = ['start', 'menu', 'cards', 'topup', 'freeze', 'details', 'deposit', 'cancel', 'help', 'unlink'].map((c) => ({
+    const commands = names.map((c) => ({
       command: c,
       description: t(`cmd-${c}`),
     }));

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pRetry from 'p-retry';
 import type { z } from 'zod';
+import type { QuotedRefusal } from '../core/operations/views.js';
 import { CardServiceError } from '../core/rules/errors.js';
 import { toAmount, type Cents } from '../core/ledger/money.js';
 import { refusalOf, RemoteRefusal, type RefusalContext } from './refusals.js';
@@ -69,16 +70,23 @@ interface Call<T> {
   body?: unknown;
   shape: z.ZodType<T>;
   context?: RefusalContext;
+  /** A POST that changes nothing (the top-up quote): retried like a GET, and a lost answer means only "unavailable". */
+  read?: boolean;
 }
 
 /** A capability beyond the interface: unknown until tried, then remembered for the client's life. */
 type Capability = 'unknown' | 'present' | 'absent';
 
+/** What a service may lack: the interface's extensions, and the OTP-e-mail request (4.14), which some services leave out. */
+type CapabilityName = 'listCards' | 'topupQuote' | 'otpRequest';
+
 /**
  * The service does not have the extension: its route is not there (404, 405, 501), or the path was read as a
- * card id (`Card ID is required`). A quote for a card the service does not know is a real refusal.
+ * card id (`Card ID is required`). A quote for a card the service does not know is a real refusal; so is
+ * any refusal of the OTP request in words we know (`No OTP found for this card` is often a 404).
  */
-function isMissingExtension(name: 'listCards' | 'topupQuote', error: unknown): boolean {
+function isMissingExtension(name: CapabilityName, error: unknown): boolean {
+  if (name === 'otpRequest' && error instanceof CardServiceError) return false;
   if (error instanceof CardServiceError && error.code === 'CARD_ID_REQUIRED') return true;
   if (name === 'topupQuote' && error instanceof CardServiceError && error.code === 'CARD_NOT_FOUND') return false;
   const status = remoteStatusOf(error);
@@ -89,7 +97,7 @@ export function createRemoteCardClient(options: RemoteClientOptions) {
   const base = options.baseUrl.replace(/\/+$/, '');
   const fetchFn = options.fetch ?? fetch;
   const schedule = options.schedule ?? (<T>(call: () => Promise<T>) => call());
-  const capabilities: Record<'listCards' | 'topupQuote', Capability> = { listCards: 'unknown', topupQuote: 'unknown' };
+  const capabilities: Record<CapabilityName, Capability> = { listCards: 'unknown', topupQuote: 'unknown', otpRequest: 'unknown' };
 
   /** One exchange, told to `observe`: whether the service answered. */
   async function exchange<T>(token: string, call: Call<T>, idempotencyKey?: string): Promise<{ data: T; status: number }> {
@@ -120,13 +128,13 @@ export function createRemoteCardClient(options: RemoteClientOptions) {
         }),
       );
     } catch (error) {
-      throw lostExchange(call.method, error);
+      throw lostExchange(call, error);
     }
     let body: unknown;
     try {
       body = await response.json();
     } catch (error) {
-      if ((error as Error)?.name === 'TimeoutError' || (error as Error)?.name === 'AbortError') throw lostExchange(call.method, error);
+      if ((error as Error)?.name === 'TimeoutError' || (error as Error)?.name === 'AbortError') throw lostExchange(call, error);
       throw new ServiceUnavailableError(`the card service answered HTTP ${response.status} without JSON`, response.status);
     }
     const envelope = shapes.envelope.safeParse(body);
@@ -157,11 +165,11 @@ export function createRemoteCardClient(options: RemoteClientOptions) {
     return { data: parsed.data, status: response.status };
   }
 
-  /** A request that failed in transport: a GET is safe to call unavailable; a POST or PATCH may have been carried out. */
-  function lostExchange(method: Method, error: unknown): Error {
+  /** A request that failed in transport: a read is safe to call unavailable; a POST or PATCH may have been carried out. */
+  function lostExchange(call: Pick<Call<unknown>, 'method' | 'read'>, error: unknown): Error {
     const cause = (error as { cause?: { code?: string } })?.cause?.code;
-    // Refused before anything was sent: nothing can have happened.
-    if (method === 'GET' || cause === 'ECONNREFUSED' || cause === 'ENOTFOUND') {
+    // A read changes nothing, and a request refused before anything was sent cannot have done anything.
+    if (call.method === 'GET' || call.read === true || cause === 'ECONNREFUSED' || cause === 'ENOTFOUND') {
       return new ServiceUnavailableError(
         (error as Error)?.name === 'TimeoutError' ? 'the card service did not answer in time' : 'the card service could not be reached',
       );
@@ -170,7 +178,12 @@ export function createRemoteCardClient(options: RemoteClientOptions) {
   }
 
   async function get<T>(token: string, call: Omit<Call<T>, 'method'>): Promise<T> {
-    return pRetry(async () => (await exchange(token, { ...call, method: 'GET' })).data, {
+    return read(token, { ...call, method: 'GET' });
+  }
+
+  /** A request that changes nothing (a GET, or the quote's POST), retried with back-off while the service is busy or failing. */
+  async function read<T>(token: string, call: Call<T>): Promise<T> {
+    return pRetry(async () => (await exchange(token, { ...call, read: true })).data, {
       retries: options.getRetries ?? 2,
       minTimeout: options.retryDelayMs ?? 200,
       factor: 2,
@@ -225,11 +238,19 @@ export function createRemoteCardClient(options: RemoteClientOptions) {
           body: { bin_id: input.binId, name: input.name, planId: input.planId, ...(input.couponId ? { coupon_id: input.couponId } : {}) },
           shape: shapes.createdCard,
         }),
-      /** The extension top-up quote; undefined when the service has none (the fee is then known only after). */
-      quoteTopup: (id: string, amount: Cents) =>
-        extension('topupQuote', () =>
-          send(token, { method: 'POST', path: `${card(id)}/topup/quote`, body: { amount: toAmount(amount) }, shape: shapes.topupQuote }),
-        ),
+      /**
+       * The extension top-up quote; undefined when the service has none (the fee is then known only after).
+       * A read: it changes nothing and counts as no attempt, so it is retried like a GET. The refusal it
+       * names is read back into our codes as a refusal of the top-up would be.
+       */
+      quoteTopup: async (id: string, amount: Cents): Promise<TopupQuote | undefined> => {
+        const quote = await extension('topupQuote', () =>
+          read(token, { method: 'POST', path: `${card(id)}/topup/quote`, body: { amount: toAmount(amount) }, shape: shapes.topupQuote }),
+        );
+        if (quote === undefined) return undefined;
+        const { refusalText, ...figures } = quote;
+        return refusalText === undefined ? figures : { ...figures, refusal: quotedRefusalOf(refusalText, amount) };
+      },
       topup: (id: string, amount: Cents) =>
         send(token, {
           method: 'POST',
@@ -260,13 +281,24 @@ export function createRemoteCardClient(options: RemoteClientOptions) {
         return get(token, { path: `/api/v1/cards/transactions${search}`, shape: shapes.transactionPage });
       },
       listOtps: (id: string) => get(token, { path: `${card(id)}/otps`, shape: shapes.otpList }),
-      requestOtp: (id: string) => send(token, { method: 'POST', path: `${card(id)}/otps/request`, shape: shapes.requestedOtp }),
+      /** Spec 4.14, detected like an extension: undefined when the service has no such route. */
+      requestOtp: (id: string) =>
+        extension('otpRequest', () => send(token, { method: 'POST', path: `${card(id)}/otps/request`, shape: shapes.requestedOtp })),
       walletBalance: () => get(token, { path: '/api/v1/wallet/balance', shape: shapes.wallet }),
     };
   }
 
   return { as, capabilities: (): Readonly<typeof capabilities> => ({ ...capabilities }) };
 }
+
+/** A quote's refusal text as a refusal of ours (section 7's texts, with their figures), or the service's own words. */
+function quotedRefusalOf(text: string, amount: Cents): QuotedRefusal {
+  const refusal = refusalOf({ message: text }, 200, { amount });
+  return (refusal instanceof RemoteRefusal ? new CardServiceError('SERVICE_REFUSED', { text: refusal.message }) : refusal).toPlain();
+}
+
+/** What the top-up quote tells: the fee, and from a service that says them the figures and the refusal the top-up would meet. */
+export type TopupQuote = Omit<z.output<typeof shapes.topupQuote>, 'refusalText'> & { refusal?: QuotedRefusal };
 
 /** A path without its ids, for a log line or an error that must not carry one. */
 function routeOf(path: string): string {

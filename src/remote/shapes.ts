@@ -418,7 +418,30 @@ export const wallet = z
   .object({ balance: money, updated_at: optionalText })
   .transform((w) => ({ balance: w.balance, updatedAt: w.updated_at ?? '' }));
 
-/** The extension top-up quote (ours): the fee before confirming. */
+/**
+ * The extension top-up quote (ours): the fee before confirming and, from a service that says them, the
+ * figures around it and the refusal the top-up would meet now (as its text; the client reads it into a code).
+ */
 export const topupQuote = z
-  .object({ platform_fee_amount: money, total_charged: money })
-  .transform((q) => ({ platformFee: q.platform_fee_amount, totalCharged: q.total_charged }));
+  .object({
+    platform_fee_amount: money,
+    total_charged: money,
+    amount: money.optional(),
+    category: optionalText,
+    wallet_balance: money.optional(),
+    deposit_available: money.optional(),
+    max_amount: money.optional(),
+    topup_cooldown_seconds: z.number().int().min(0).optional(),
+    refusal: optionalText,
+  })
+  .transform((q) => ({
+    platformFee: q.platform_fee_amount,
+    totalCharged: q.total_charged,
+    ...(q.amount === undefined ? {} : { amount: q.amount }),
+    ...(q.category ? { category: q.category } : {}),
+    ...(q.wallet_balance === undefined ? {} : { walletBalance: q.wallet_balance }),
+    ...(q.deposit_available === undefined ? {} : { depositAvailable: q.deposit_available }),
+    ...(q.max_amount === undefined ? {} : { maxAmount: q.max_amount }),
+    ...(q.topup_cooldown_seconds === undefined ? {} : { cooldownSeconds: q.topup_cooldown_seconds }),
+    ...(q.refusal ? { refusalText: q.refusal } : {}),
+  }));

@@ -167,6 +167,7 @@ describe('the spec endpoints answer in their current shapes', () => {
       wallet_balance: 'number',
       deposit_available: 'number',
       topup_cooldown_seconds: 'integer',
+      max_amount: 'number',
     });
     assert.deepEqual(
       {
@@ -337,6 +338,33 @@ describe('the spec endpoints answer in their current shapes', () => {
       await api.call('POST', `/api/v1/cards/${card.id}/topup/quote`, { token: alice.token, body: { amount: 10 } }),
     );
     assert.ok(data.topup_cooldown_seconds > 0 && data.topup_cooldown_seconds <= 120, String(data.topup_cooldown_seconds));
+  });
+
+  test('extension top-up quote: the refusal the top-up would give, word for word, and the most that would pass', async () => {
+    const { bin, plan } = await catalogue(api.t, 'Online');
+    const body = { bin_id: bin.id, name: 'Quoted', planId: plan.id };
+    const card = assertSuccess(await api.call('POST', '/api/v1/cards', { token: alice.token, body }), 201);
+    const quote = (amount: number) =>
+      api.call('POST', `/api/v1/cards/${card.id}/topup/quote`, { token: alice.token, body: { amount } }).then((r) => assertSuccess(r));
+    const topup = (amount: number) => api.call('POST', `/api/v1/cards/${card.id}/topup`, { token: alice.token, body: { amount } });
+    // Over the plan's limit: the quote names the refusal and the most that fits; quoting starts no cooldown.
+    const over = await quote(plan.limit / 100 + 5);
+    assert.match(over.refusal, /^Topup would exceed card limit\. Current deposit: [\d.]+, Limit: [\d.]+, Available: [\d.]+$/);
+    assert.ok(over.max_amount > 0 && over.max_amount <= plan.limit / 100, String(over.max_amount));
+    const refused = await topup(plan.limit / 100 + 5);
+    assert.equal(refused.body.message, over.refusal, 'the quote words it as the top-up does');
+    // The refused top-up was an attempt (the cooldown runs); the quote says so with the seconds left, as the top-up would.
+    const cooling = await quote(10);
+    assert.match(cooling.refusal, /^Please wait \d+ seconds before topping up this card again$/);
+    assert.ok(cooling.topup_cooldown_seconds > 0);
+    assert.equal((await topup(10)).body.message, cooling.refusal);
+    // A card no top-up was attempted on: quotes, passing or refused, never start its cooldown.
+    const fresh = assertSuccess(await api.call('POST', '/api/v1/cards', { token: alice.token, body: { ...body, name: 'Fresh' } }), 201);
+    const freshQuote = (amount: number) =>
+      api.call('POST', `/api/v1/cards/${fresh.id}/topup/quote`, { token: alice.token, body: { amount } }).then((r) => assertSuccess(r));
+    assert.equal((await freshQuote(10)).refusal, undefined);
+    assert.match((await freshQuote(plan.limit / 100 + 5)).refusal, /^Topup would exceed card limit/);
+    assertSuccess(await api.call('POST', `/api/v1/cards/${fresh.id}/topup`, { token: alice.token, body: { amount: 10 } }));
   });
 });
 

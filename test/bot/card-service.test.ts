@@ -61,7 +61,7 @@ describe('a service without the extensions: the bot still serves the user', () =
     const asked = await h.send(textUpdate({ id: 9102 }, '50'));
     assert.match(texts(asked).join('\n'), /Top up “Ads” with \$50\.00\? The service tells its fee only once it is done/);
     const done = texts(await h.send(callbackUpdate({ id: 9102 }, buttonData(asked, 'Confirm')))).join('\n');
-    assert.match(done, /Topped up \$50\.00 \(fee \$[\d.]+\)/);
+    assert.match(done, /Topped up \$50\.00 \(fee \$[\d.]+, total charged \$5\d\.\d\d\)/);
     assert.equal((await h.t.core.getCard(me.caller, card.id)).balance, 5_000);
   });
 

@@ -114,7 +114,7 @@ describe('the bot over real Bot API traffic', () => {
     // The result takes the confirmation's place.
     const done = await server.nextEdit(alice.chatId, press.mark, 'Topped up');
     assert.equal(done.messageId, quote.messageId);
-    assert.match(done.text, /fee \$\d+\.\d\d\)/);
+    assert.match(done.text, /fee \$\d+\.\d\d, total charged \$\d+\.\d\d\)/);
     assert.equal(done.replyMarkup, undefined);
     const refreshed = await server.nextEdit(alice.chatId, press.mark, 'Balance: $50.00');
     assert.equal(refreshed.messageId, view.messageId);

@@ -93,6 +93,8 @@ export class FakeCardService {
   delayMs = 0;
   /** Set: every request is answered 503 (the service is down). */
   down = false;
+  /** Unset: the service has no OTP-e-mail request (spec 4.14): its route answers 404 `Not Found`. */
+  otpRequest = true;
   /** Set: requests that match hang until the socket is destroyed (a request lost after it was sent). */
   hang?: (method: string, path: string) => boolean;
   private server?: Server;
@@ -557,6 +559,7 @@ export class FakeCardService {
           cardInfo: { id: card.number, nickname: card.name },
         });
       case 'POST /api/v1/cards/:id/otps/request': {
+        if (!this.otpRequest) return reply.send(404, { success: false, message: 'Not Found' });
         const latest = this.otps.filter((o) => o.cardId === card.id).at(-1);
         if (!latest) return otpRefuse('No OTP found for this card', 404);
         return ok({

@@ -150,7 +150,7 @@ describe('remote mode: the bot in front of another card service', { timeout: 240
     step = alice.send('50');
     const confirm = await server.nextMessage(alice.chatId, step.mark, 'The service tells its fee only once it is done');
     press = alice.press(confirm, 'Confirm');
-    await server.nextEdit(alice.chatId, press.mark, /Topped up \$50\.00 \(fee \$2\.50\)/);
+    await server.nextEdit(alice.chatId, press.mark, /Topped up \$50\.00 \(fee \$2\.50, total charged \$52\.50\)/);
     assert.equal(fake.cards.get(cardId)!.balance, 5_000);
     // A POST carried an Idempotency-Key (the service may ignore it), and one Confirm sent one top-up.
     const topups = fake.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/topup'));
@@ -263,7 +263,7 @@ describe('remote mode: the bot in front of another card service', { timeout: 240
     await server.nextEdit(dan.chatId, press.mark, 'Withdrew $30.00');
     assert.equal(card.balance, 7_000);
 
-    // A movement whose answer is lost: not sent again; the user is told the outcome is not known, and the card read again.
+    // A movement whose answer is lost: not sent again; the user is told the outcome is not known, and the card and the wallet read again.
     fake.hang = (method, pathname) => method === 'POST' && pathname.endsWith('/topup');
     try {
       press = dan.press(cardView, 'Top up');
@@ -271,7 +271,9 @@ describe('remote mode: the bot in front of another card service', { timeout: 240
       step = dan.send('10');
       confirm = await server.nextMessage(dan.chatId, step.mark, 'The service tells its fee');
       press = dan.press(confirm, 'Confirm');
-      await server.nextEdit(dan.chatId, press.mark, 'did not answer in time, so whether it was done is not known yet');
+      const unknown = await server.nextEdit(dan.chatId, press.mark, 'did not answer in time, so whether it was done is not known yet');
+      // The card and the wallet read again: shown as the service now says them (the lost top-up was not carried out).
+      assert.match(unknown.text, /Now at the card service: “Older” holds \$70\.00; wallet \$921\.00\./);
       // The card read again and its view redrawn (Telegram answers "not modified" when nothing changed).
       await server.waitForCall((c) => c.method === 'editMessageText' && String(c.payload.text).includes('Balance: $70.00'), press.mark);
     } finally {
@@ -327,6 +329,46 @@ describe('remote mode: the bot in front of another card service', { timeout: 240
         .execute();
       return rows.length === 0;
     });
+  });
+
+  it('money in is not offered: no "Add money" in the menu or the command list, and /deposit says why', async () => {
+    const frank = server.user(9106);
+    const menu = await linked(frank, fake.addUser('current', 1_000));
+    const labels = menu.replyMarkup?.inline_keyboard.flat().map((b) => b.text) ?? [];
+    assert.ok(
+      labels.some((l) => l.includes('Top up')),
+      labels.join(', '),
+    );
+    assert.ok(!labels.some((l) => l.includes('Add money')), labels.join(', '));
+    for (const call of server.calls.filter((c) => c.method === 'setMyCommands'))
+      assert.ok(!JSON.stringify(call.payload).includes('"deposit"'), 'no /deposit in the command list');
+    for (const text of ['/deposit', '/deposit 50']) {
+      const step = frank.send(text);
+      await server.nextMessage(frank.chatId, step.mark, 'Adding money to the wallet is not offered here: your card service does it.');
+    }
+  });
+
+  it('a service without the OTP-e-mail request (4.14): the button says so once, then is left out', async () => {
+    const gina = server.user(9107);
+    const menu = await linked(gina, fake.addUser('current', 50_000));
+    const view = await createCard(gina, menu, 'Mailless');
+    fake.otpRequest = false;
+    try {
+      let press = gina.press(view, 'OTPs');
+      const none = await server.nextEdit(gina.chatId, press.mark, 'No OTPs');
+      press = gina.press(none, 'Request from e-mail');
+      const said = await server.nextMessage(gina.chatId, press.mark, /e-mail|Not Found/);
+      assert.match(said.text, /does not offer asking for a code by e-mail/);
+      press = gina.press(none, 'Back to card');
+      const back = await server.nextEdit(gina.chatId, press.mark, 'Status: active');
+      press = gina.press(back, 'OTPs');
+      const again = await server.nextEdit(gina.chatId, press.mark, 'No OTPs');
+      const labels = again.replyMarkup?.inline_keyboard.flat().map((b) => b.text) ?? [];
+      assert.ok(!labels.some((l) => l.includes('Request from e-mail')), labels.join(', '));
+      assert.ok(labels.some((l) => l.includes('Waiting for a code')));
+    } finally {
+      fake.otpRequest = true;
+    }
   });
 
   it('no token, card number or CVV reaches the log, the database file or its WAL (read after every test too)', () => {

@@ -77,7 +77,7 @@ describe('remote card-service client against a service written from the spec', (
       otps.otps.map((o) => [o.code, o.amount]),
       [['402211', 1_299]],
     );
-    assert.equal((await me.requestOtp(created.id)).code, '402211');
+    assert.equal((await me.requestOtp(created.id))?.code, '402211');
 
     const page = await me.listTransactions({ cardId: created.id });
     assert.deepEqual(
@@ -168,9 +168,29 @@ describe('remote card-service client against a service written from the spec', (
     const created = await me.createCard({ binId: bin!.id, name: 'Q', planId: 1 });
     assert.equal(await me.quoteTopup(created.id, 1_000), undefined);
     assert.equal(await me.quoteTopup(created.id, 1_000), undefined);
-    assert.deepEqual(c.capabilities(), { listCards: 'absent', topupQuote: 'absent' });
+    assert.deepEqual(c.capabilities(), { listCards: 'absent', topupQuote: 'absent', otpRequest: 'unknown' });
     const asked = fake.requests.slice(before).map((r) => `${r.method} ${r.path.replace(created.id, ':id')}`);
     assert.deepEqual(asked, ['GET /api/v1/cards', 'GET /api/v1/bins', 'POST /api/v1/cards', 'POST /api/v1/cards/:id/topup/quote']);
+  });
+
+  test('the OTP-e-mail request (4.14) is detected: a service without the route answers undefined, once; its refusals stay refusals', async () => {
+    const token = fake.addUser('current');
+    const c = client();
+    const me = c.as(token);
+    const [bin] = await me.listBins();
+    const created = await me.createCard({ binId: bin!.id, name: 'E', planId: 1 });
+    await refusedWith(me.requestOtp(created.id), 'NO_OTP');
+    assert.equal(c.capabilities().otpRequest, 'unknown', 'a refusal in known words says the route is there');
+    fake.otpRequest = false;
+    try {
+      const before = fake.requests.length;
+      assert.equal(await me.requestOtp(created.id), undefined);
+      assert.equal(await me.requestOtp(created.id), undefined);
+      assert.equal(c.capabilities().otpRequest, 'absent');
+      assert.equal(fake.requests.length - before, 1, 'asked once');
+    } finally {
+      fake.otpRequest = true;
+    }
   });
 
   test('POSTs and PATCHes carry an Idempotency-Key; GETs do not', async () => {
@@ -261,9 +281,64 @@ describe('remote card-service client against our own /api/v1', () => {
     assert.ok(quote !== undefined && quote.totalCharged > 1_000);
     const topup = await me.topup(created.id, 1_000);
     assert.equal(topup.totalCharged, quote.totalCharged);
-    assert.deepEqual(c.capabilities(), { listCards: 'present', topupQuote: 'present' });
+    assert.deepEqual(c.capabilities(), { listCards: 'present', topupQuote: 'present', otpRequest: 'unknown' });
     await refusedWith(me.topup(created.id, 1_000), 'TOPUP_COOLDOWN');
     await refusedWith(me.getCard('00000000-0000-4000-8000-000000000000'), 'CARD_NOT_FOUND');
     await refusedWith(c.as('vc_not-a-token').walletBalance(), 'INVALID_TOKEN');
+  });
+
+  test('the quote carries the refusal the top-up would give, in our codes with their figures, and starts no cooldown', async () => {
+    const bob = await newCustomer(api.t, 10_000);
+    const c = createRemoteCardClient({ baseUrl: api.baseUrl, timeoutMs: 2_000 });
+    const me = c.as(bob.token);
+    const bin = (await me.listBins()).find((b) => b.initialBalance === 0)!;
+    const plan = (await me.listPlans())[0]!;
+    const created = await me.createCard({ binId: bin.id, name: 'Quoted', planId: plan.id });
+    const wallet = (await me.walletBalance()).balance;
+    // More than the wallet holds: refused before any top-up, with the figures and the most that would pass.
+    const over = await me.quoteTopup(created.id, wallet);
+    assert.equal(over?.refusal?.code, 'INSUFFICIENT_WALLET_BALANCE');
+    assert.deepEqual(over.refusal.params, { total: over.totalCharged, amount: wallet, fee: over.platformFee, available: wallet });
+    assert.ok(over.maxAmount !== undefined && over.maxAmount > 0 && over.maxAmount < wallet, String(over.maxAmount));
+    assert.equal(over.cooldownSeconds, 0);
+    // Quoting was no attempt: the top-up of what fits goes through; then the quote names the cooldown it started.
+    const fits = await me.quoteTopup(created.id, 1_000);
+    assert.equal(fits?.refusal, undefined);
+    await me.topup(created.id, 1_000);
+    const cooling = await me.quoteTopup(created.id, 1_000);
+    assert.equal(cooling?.refusal?.code, 'TOPUP_COOLDOWN');
+    const seconds = (cooling.refusal.params as { seconds: number }).seconds;
+    assert.ok(seconds > 0 && seconds <= 120 && cooling.cooldownSeconds === seconds, String(seconds));
+  });
+
+  test('the quote is a read: retried while the service fails, and a lost answer is "unavailable", never "outcome unknown"', async () => {
+    const carol = await newCustomer(api.t, 10_000);
+    const [bin] = await createRemoteCardClient({ baseUrl: api.baseUrl, timeoutMs: 2_000 }).as(carol.token).listBins();
+    const card = await createRemoteCardClient({ baseUrl: api.baseUrl, timeoutMs: 2_000 })
+      .as(carol.token)
+      .createCard({ binId: bin!.id, name: 'Flaky', planId: 1 });
+    let quotes = 0;
+    const flaky = createRemoteCardClient({
+      baseUrl: api.baseUrl,
+      timeoutMs: 2_000,
+      retryDelayMs: 1,
+      fetch: (input, init) => {
+        if (String(input).endsWith('/topup/quote') && ++quotes === 1)
+          return Promise.resolve(new Response(JSON.stringify({ success: false, message: 'Bad gateway' }), { status: 502 }));
+        return fetch(input, init);
+      },
+    });
+    assert.ok((await flaky.as(carol.token).quoteTopup(card.id, 1_000))?.totalCharged);
+    assert.equal(quotes, 2, 'the failed quote was asked again');
+    const lost = createRemoteCardClient({
+      baseUrl: api.baseUrl,
+      timeoutMs: 2_000,
+      getRetries: 0,
+      fetch: (input, init) =>
+        String(input).endsWith('/topup/quote')
+          ? Promise.reject(Object.assign(new Error('The operation was aborted due to timeout'), { name: 'TimeoutError' }))
+          : fetch(input, init),
+    });
+    await assert.rejects(lost.as(carol.token).quoteTopup(card.id, 1_000), ServiceUnavailableError);
   });
 });

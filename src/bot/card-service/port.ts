@@ -253,8 +253,11 @@ export interface CardAccount {
   close(cardId: string): Promise<CloseResult>;
   listTransactions(query: TransactionsQuery): Promise<Page<CardTransaction>>;
   listOtps(cardId: string): Promise<OtpList>;
-  /** Asks for an OTP by e-mail; absent when the service does not offer it. */
-  requestOtp?(cardId: string): Promise<RequestedOtp>;
+  /**
+   * Asks for an OTP by e-mail; absent when the service is known not to offer it, and undefined when the
+   * service turns out not to (a remote service that lacks the route: the button goes from then on).
+   */
+  requestOtp?(cardId: string): Promise<RequestedOtp | undefined>;
 }
 
 /**

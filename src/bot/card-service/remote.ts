@@ -59,6 +59,8 @@ function asRefusal(error: unknown): unknown {
 /** One user's calls to the service, with their token. */
 class RemoteAccount implements CardAccount {
   readonly userId: string;
+  /** Present until the service is found not to offer the OTP-e-mail request (spec 4.14; some services lack it). */
+  readonly requestOtp?: (cardId: string) => Promise<RequestedOtp | undefined>;
   constructor(
     /** The token the calls are made with (never logged; the composition root's watcher takes a new user with it). */
     readonly token: string,
@@ -66,8 +68,10 @@ class RemoteAccount implements CardAccount {
     private readonly session: RemoteSession,
     private readonly known: KnownCards,
     private readonly onTokenRefused: (tokenHash: string) => Promise<void>,
+    offersOtpRequest: boolean,
   ) {
     this.userId = remoteUserIdOf(tokenHash);
+    if (offersOtpRequest) this.requestOtp = (cardId) => this.requestOtpByEmail(cardId);
   }
 
   /** A call to the service, its failure read as a refusal; a refused token ends the links made with it. */
@@ -187,8 +191,9 @@ class RemoteAccount implements CardAccount {
   listOtps(cardId: string): Promise<OtpList> {
     return this.refusing(() => this.session.listOtps(cardId));
   }
-  async requestOtp(cardId: string): Promise<RequestedOtp> {
+  private async requestOtpByEmail(cardId: string): Promise<RequestedOtp | undefined> {
     const requested = await this.refusing(() => this.session.requestOtp(cardId));
+    if (requested === undefined) return undefined;
     return { message: requested.message, ...(requested.code ? { cardInfo: { otpCode: requested.code } } : {}) };
   }
 }
@@ -228,7 +233,8 @@ export function remoteCardService(deps: RemoteCardServiceDeps): CardServicePort 
     const chats = await db.transaction().execute((trx) => botChatLinks.endForTokens(trx, [tokenHash], clock.now().toISOString()));
     if (chats.length > 0) logger.warn({ chats: chats.length }, 'the card service refused a linked token: its chats are unlinked and told');
   };
-  const accountFor = (token: string) => new RemoteAccount(token, hashToken(token), client.as(token), known, onTokenRefused);
+  const accountFor = (token: string) =>
+    new RemoteAccount(token, hashToken(token), client.as(token), known, onTokenRefused, client.capabilities().otpRequest !== 'absent');
 
   return {
     mode: 'remote',

@@ -1,5 +1,5 @@
 import type { ConversationContext } from '../context.js';
-import { cardView } from '../ui/format.js';
+import { cardView, localMoney } from '../ui/format.js';
 import { cardKeyboard } from '../ui/keyboards.js';
 import type { Services } from '../services.js';
 import type { CardFlowArgs } from './flows.js';
@@ -31,8 +31,8 @@ export async function refreshCardView(
 
 /**
  * A movement refused: the refusal said in the confirmation's place (`ctx` is the press on Confirm); when
- * its outcome is not known (the answer was lost), the card view is read again, so the chat shows what the
- * service now says rather than a guess.
+ * its outcome is not known (the answer was lost), the card and the wallet are read again and shown beside
+ * it, and the card view redrawn, so the chat shows what the service now says rather than a guess.
  */
 export async function sayMovementRefused(
   conversation: Convo,
@@ -41,6 +41,15 @@ export async function sayMovementRefused(
   refusal: Refusal,
   args: CardFlowArgs,
 ): Promise<void> {
-  await show(ctx, { text: refusalText(ctx.t, refusal) });
-  if (refusal.code === 'OUTCOME_UNKNOWN') await refreshCardView(conversation, s, ctx, args);
+  const text = refusalText(ctx.t, refusal);
+  if (refusal.code !== 'OUTCOME_UNKNOWN') return void (await show(ctx, { text }));
+  const now = await call(conversation, async (account) => {
+    const card = await account.getCard(args.cardId);
+    return { card, wallet: (await account.walletBalance()).balance };
+  });
+  if (!('ok' in now)) return void (await show(ctx, { text }));
+  const { card, wallet } = now.ok;
+  const seen = ctx.t('outcome-now', { name: card.name, cardBalance: localMoney(card.balance), wallet: localMoney(wallet) });
+  await show(ctx, { text: `${text}\n\n${seen}` });
+  await refreshCardView(conversation, s, ctx, args);
 }

@@ -72,7 +72,13 @@ export function topupConversation(s: Services) {
       if ('refused' in result) return sayMovementRefused(conversation, s, confirmed, result.refused, { cardId, viewMessageId });
       const r = result.ok;
       const wallet = localMoneyOrNone(await walletAfter(conversation, r.walletBalance));
-      const done = { amount: localMoney(amount), fee: localMoney(r.platformFee), cardBalance: localMoney(r.newCardBalance), wallet };
+      const done = {
+        amount: localMoney(amount),
+        fee: localMoney(r.platformFee),
+        total: localMoney(r.totalCharged),
+        cardBalance: localMoney(r.newCardBalance),
+        wallet,
+      };
       await show(confirmed, { text: ctx.t('topup-done', done) });
       await refreshCardView(conversation, s, confirmed, { cardId, viewMessageId });
       return;

@@ -150,6 +150,8 @@ async function act(ctx: BotContext, s: Services, data: Extract<CallbackData, { k
     case 'reqotp': {
       if (account.requestOtp === undefined) return ctx.t('button-expired');
       const requested = await account.requestOtp(cardId);
+      // This service turned out not to have the request: said once here; OTP lists leave the button out from now on.
+      if (requested === undefined) return void (await ctx.reply(ctx.t('otp-request-unavailable')));
       const name = requested.cardInfo?.name ?? (await account.getCard(cardId)).name;
       const sent = await ctx.reply(ctx.t('otp-requested', { name, code: requested.cardInfo?.otpCode ?? '—' }), {
         protect_content: true,

@@ -25,9 +25,10 @@ function helpScreen(ctx: BotContext, s: Services): Screen {
 /**
  * The main menu's layout, as its fingerprint: a press on a menu drawn with another layout is answered as
  * outdated. Bump it when buttons move. (Cheaper than the plugin's default check, which draws the pressed
- * button's label and hashes it on every press.)
+ * button's label and hashes it on every press.) Without money in (remote mode) "Add money" is left out.
  */
 const MAIN_MENU_LAYOUT = 'main:3';
+const MAIN_MENU_LAYOUT_UNFUNDED = 'main:3:unfunded';
 
 /**
  * The main menu. Its screens (wallet, cards, transactions, OTPs, help, the card to top up) are drawn in
@@ -41,11 +42,15 @@ export function createMainMenu(s: Services): MainMenu {
     label: (ctx) => ctx.t(label),
     press: (ctx) => Promise.all([ctx.answerCallbackQuery(), handler(ctx)]),
   });
+  // Money in from chat credits our own wallet: a service without it (remote mode) is not offered it (/deposit says why).
+  const funded = s.cards.funding !== undefined;
+  const layout = funded ? MAIN_MENU_LAYOUT : MAIN_MENU_LAYOUT_UNFUNDED;
+  const topup = button('menu-topup', (ctx) => cardShortcut(ctx, s, 'topup'));
   return new FixedMenu<BotContext>(
     'main',
     {
       autoAnswer: false,
-      fingerprint: () => MAIN_MENU_LAYOUT,
+      fingerprint: () => layout,
       // An outdated menu is answered in the user's language and drawn again as it is now.
       onMenuOutdated: async (ctx) => {
         await ctx.answerCallbackQuery({ text: ctx.t('button-expired') });
@@ -57,7 +62,7 @@ export function createMainMenu(s: Services): MainMenu {
         button('menu-wallet', async (ctx) => show(ctx, await walletScreen(ctx))),
         button('menu-cards', async (ctx) => show(ctx, await cardListScreen(ctx, s))),
       ],
-      [button('menu-topup', (ctx) => cardShortcut(ctx, s, 'topup')), button('menu-add-money', (ctx) => showAddMoney(ctx, s))],
+      funded ? [topup, button('menu-add-money', (ctx) => showAddMoney(ctx, s))] : [topup],
       [
         button('menu-new-card', (ctx) => enterFlow.createCard(ctx)),
         button('menu-transactions', async (ctx) => show(ctx, await transactionsScreen(ctx, 1))),
