@@ -23,8 +23,10 @@ help =
     /cards — your cards
     /topup [amount] — top up a card
     /freeze — freeze a card
-    /details — a card's details
-    /deposit — ask for money in your wallet
+    /details — a card's details{ $funding ->
+        [yes] {"\u000A"}/deposit — ask for money in your wallet
+       *[no] {""}
+    }
     /cancel — leave the current step
     /unlink — forget this chat's token
     Buttons under each card top it up, withdraw, freeze, show details (deleted after { $ttl } s), list OTPs and close it.

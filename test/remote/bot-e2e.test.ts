@@ -340,12 +340,17 @@ describe('remote mode: the bot in front of another card service', { timeout: 240
       labels.join(', '),
     );
     assert.ok(!labels.some((l) => l.includes('Add money')), labels.join(', '));
-    for (const call of server.calls.filter((c) => c.method === 'setMyCommands'))
-      assert.ok(!JSON.stringify(call.payload).includes('"deposit"'), 'no /deposit in the command list');
+    const commandLists = server.calls.filter((c) => c.method === 'setMyCommands');
+    assert.ok(commandLists.length > 0, 'the bot registers its commands at start');
+    for (const call of commandLists) assert.ok(!JSON.stringify(call.payload).includes('"deposit"'), 'no /deposit in the command list');
     for (const text of ['/deposit', '/deposit 50']) {
       const step = frank.send(text);
       await server.nextMessage(frank.chatId, step.mark, 'Adding money to the wallet is not offered here: your card service does it.');
     }
+    const help = frank.send('/help');
+    const helpText = (await server.nextMessage(frank.chatId, help.mark, /\/cancel/)).text ?? '';
+    assert.doesNotMatch(helpText, /\/deposit/);
+    assert.match(helpText, /\/details — a card's details\n\/cancel/);
   });
 
   it('a service without the OTP-e-mail request (4.14): the button says so once, then is left out', async () => {

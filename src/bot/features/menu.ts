@@ -19,7 +19,10 @@ async function mainMenuScreen(ctx: BotContext, mainMenu: MainMenu): Promise<Scre
 }
 
 function helpScreen(ctx: BotContext, s: Services): Screen {
-  return { text: ctx.t('help', { ttl: s.config.sensitiveTtlSeconds }), keyboard: withMenuButton(ctx.t) };
+  return {
+    text: ctx.t('help', { ttl: s.config.sensitiveTtlSeconds, funding: s.cards.funding === undefined ? 'no' : 'yes' }),
+    keyboard: withMenuButton(ctx.t),
+  };
 }
 
 /**

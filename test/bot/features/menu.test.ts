@@ -28,7 +28,7 @@ describe('the main menu', () => {
       ['New card', /Pick a BIN/],
       ['Transactions', /No transactions/],
       ['OTPs', /no cards yet/],
-      ['Help', /\/cancel — leave the current step/],
+      ['Help', /\/details — a card's details\n\/deposit — ask for money in your wallet\n\/cancel — leave the current step/],
     ];
     for (const [label, text] of expected) {
       const calls = await h.send(callbackUpdate({ id: 6101 }, buttonData(menu, label)));
