@@ -1,14 +1,10 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { createHttpServer } from '../../src/api/server.js';
-import { type CoreRuntime, startCore } from '../../src/app/compose.js';
-import { loadConfig } from '../../src/app/config.js';
-import { type RemoteMode, startRemoteMode } from '../../src/app/remote-mode.js';
+import type { CoreRuntime } from '../../src/app/compose.js';
+import type { RemoteMode } from '../../src/app/remote-mode.js';
 import { remoteUserIdOf } from '../../src/bot/card-service/remote.js';
 import { saveLink } from '../../src/bot/store/chat-links.js';
 import { botTables } from '../../src/bot/store/tables.js';
@@ -17,11 +13,10 @@ import { hashToken } from '../../src/core/keys/secrets.js';
 import { systemClock } from '../../src/infra/clock.js';
 import { createLogger } from '../../src/infra/logger.js';
 import { createRemoteCardClient } from '../../src/remote/client.js';
-import { type RunningBot, startBot } from '../../src/bot/index.js';
-import { BotApiServer, type StoredMessage } from '../helpers/bot-api-server.js';
-import { TEST_CARD_DATA_KEY } from '../helpers/core.js';
+import type { BotApiServer, StoredMessage } from '../helpers/bot-api-server.js';
 import { FakeCardService } from '../helpers/fake-card-service.js';
 import { signInitData } from '../helpers/init-data.js';
+import { type RemoteBot, startRemoteBot } from '../helpers/remote-bot.js';
 import { assertNotLogged } from '../helpers/log.js';
 
 // The card-details Mini App in remote mode (CARD_SERVICE_URL): the HTTP listener serves no /api/v1 of its
@@ -31,65 +26,43 @@ const BOT_TOKEN = '123456:WEBAPP-remote-token';
 const UNIFORM = 'Card details are not available';
 
 describe('the Mini App in remote mode, over a service written from the spec', { timeout: 60_000 }, () => {
-  let dir: string;
   let fake: FakeCardService;
+  let bot: RemoteBot;
   let runtime: CoreRuntime;
   let remote: RemoteMode;
+  let server: BotApiServer;
   let app: FastifyInstance;
   let baseUrl: string;
-  let server: BotApiServer;
-  let running: RunningBot;
   const logs: string[] = [];
 
   before(async () => {
-    dir = mkdtempSync(path.join(tmpdir(), 'webapp-remote-'));
     fake = await new FakeCardService().listen();
-    runtime = await startCore({ databaseUrl: path.join(dir, 'bot.db'), cardDataKey: TEST_CARD_DATA_KEY, clock: systemClock });
-    const config = loadConfig({
-      CARD_SERVICE_URL: fake.url,
-      CARD_SERVICE_TIMEOUT_MS: '1000',
-      WEBAPP_URL: 'https://cards.example/webapp',
-      BOT_TOKEN,
-    });
-    const logger = createLogger('trace', { write: (line: string) => void logs.push(line) });
-    remote = startRemoteMode(config, runtime, logger);
-    app = createHttpServer({
-      core: runtime.core,
-      db: runtime.database.db,
-      clock: systemClock,
-      logger,
-      cardApi: false,
-      webApp: { url: config.WEBAPP_URL!, botToken: BOT_TOKEN, showSeconds: 60, cards: remote.cards },
-    });
-    await app.listen({ host: '127.0.0.1', port: 0 });
-    baseUrl = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
-    server = new BotApiServer();
-    running = await startBot({
-      cards: remote.cards,
-      cipher: runtime.cipher,
-      db: runtime.database.db,
-      clock: systemClock,
-      logger,
-      config: {
-        token: BOT_TOKEN,
-        apiRoot: await server.start(),
-        sensitiveTtlSeconds: 60,
-        otpTtlSeconds: 60,
-        pollIntervalMs: 100,
-        rateLimit: false,
-        webAppUrl: config.WEBAPP_URL,
+    bot = await startRemoteBot({
+      serviceUrl: fake.url,
+      logger: createLogger('trace', { write: (line: string) => void logs.push(line) }),
+      settings: { CARD_SERVICE_TIMEOUT_MS: '1000', WEBAPP_URL: 'https://cards.example/webapp', BOT_TOKEN },
+      bot: { token: BOT_TOKEN, webAppUrl: 'https://cards.example/webapp' },
+      // The HTTP listener as remote mode serves it: no /api/v1, the Mini App through the bot's port.
+      beforeBot: async (started) => {
+        app = createHttpServer({
+          core: started.runtime.core,
+          db: started.runtime.database.db,
+          clock: systemClock,
+          logger: createLogger('trace', { write: (line: string) => void logs.push(line) }),
+          cardApi: false,
+          webApp: { url: started.config.WEBAPP_URL!, botToken: BOT_TOKEN, showSeconds: 60, cards: started.remote.cards },
+        });
+        await app.listen({ host: '127.0.0.1', port: 0 });
+        baseUrl = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
       },
     });
+    ({ runtime, remote, server } = bot);
   });
 
   after(async () => {
-    await running?.stop();
-    await server?.stop();
+    await bot?.stop();
     await app?.close();
-    await remote?.stop();
-    await runtime?.close();
     await fake?.close();
-    rmSync(dir, { recursive: true, force: true });
   });
 
   /** A user of the service with a card there, linked in chat `chatId` as the bot links one (the token sealed). */

@@ -1,18 +1,13 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, afterEach, before, describe, it } from 'node:test';
-import { type RunningBot, startBot } from '../../src/bot/index.js';
-import { type CoreRuntime, startCore } from '../../src/app/compose.js';
-import { loadConfig } from '../../src/app/config.js';
-import { systemClock } from '../../src/infra/clock.js';
+import type { CoreRuntime } from '../../src/app/compose.js';
 import { createLogger } from '../../src/infra/logger.js';
-import { type RemoteMode, startRemoteMode } from '../../src/app/remote-mode.js';
-import { BotApiServer, type ScriptedUser, type StoredMessage } from '../helpers/bot-api-server.js';
-import { TEST_CARD_DATA_KEY } from '../helpers/core.js';
+import type { BotApiServer, ScriptedUser, StoredMessage } from '../helpers/bot-api-server.js';
 import { FakeCardService } from '../helpers/fake-card-service.js';
 import { assertNotLogged } from '../helpers/log.js';
+import { type RemoteBot, startRemoteBot } from '../helpers/remote-bot.js';
 import { eventually } from '../helpers/wait.js';
 
 // Issue 19: the bot in front of a card service that is not ours (remote mode), over real Bot API traffic: the
@@ -21,57 +16,35 @@ import { eventually } from '../helpers/wait.js';
 // success: false), the bot runs as `npm start` builds it with CARD_SERVICE_URL set.
 
 describe('remote mode: the bot in front of another card service', { timeout: 240_000 }, () => {
+  let bot: RemoteBot;
   let dir: string;
   let server: BotApiServer;
   let fake: FakeCardService;
   let runtime: CoreRuntime;
-  let remote: RemoteMode;
-  let running: RunningBot;
   const log: string[] = [];
 
   before(async () => {
-    dir = mkdtempSync(path.join(tmpdir(), 'remote-e2e-'));
-    server = new BotApiServer();
-    const apiRoot = await server.start();
     fake = await new FakeCardService().listen();
-    runtime = await startCore({ databaseUrl: path.join(dir, 'cards.db'), cardDataKey: TEST_CARD_DATA_KEY, clock: systemClock });
-    const config = loadConfig({ CARD_SERVICE_URL: fake.url, CARD_SERVICE_TIMEOUT_MS: '5000', CARD_SERVICE_POLL_SECONDS: '1' });
-    const logger = createLogger('trace', { write: (line: string) => void log.push(line) });
-    remote = startRemoteMode(config, runtime, logger);
-    running = await startBot({
-      cards: remote.cards,
-      cipher: runtime.cipher,
-      db: runtime.database.db,
-      clock: systemClock,
-      logger,
-      config: {
-        token: '123456:REMOTE-test',
-        apiRoot,
-        sensitiveTtlSeconds: 60,
-        otpTtlSeconds: 60,
-        pollIntervalMs: 100,
-        rateLimit: false,
-        adminChatId: -9900,
-        adminUserIds: [9900],
-      },
+    bot = await startRemoteBot({
+      serviceUrl: fake.url,
+      logger: createLogger('trace', { write: (line: string) => void log.push(line) }),
+      settings: { CARD_SERVICE_POLL_SECONDS: '1' },
+      bot: { adminChatId: -9900, adminUserIds: [9900] },
     });
+    ({ dir, server, runtime } = bot);
   });
 
   /** The WAL as it is now: what a copy of the files taken while the bot runs would hold (checkpoints empty it later). */
   const walWhileRunning: string[] = [];
   function walNow(): void {
-    const wal = path.join(dir, 'cards.db-wal');
+    const wal = path.join(dir, 'bot.db-wal');
     if (existsSync(wal)) walWhileRunning.push(readFileSync(wal, 'latin1'));
   }
   afterEach(walNow);
 
   after(async () => {
-    await running?.stop();
-    await remote?.stop();
-    await runtime?.close();
+    await bot?.stop();
     await fake?.close();
-    await server?.stop();
-    rmSync(dir, { recursive: true, force: true });
   });
 
   async function linked(user: ScriptedUser, token: string) {
@@ -303,11 +276,11 @@ describe('remote mode: the bot in front of another card service', { timeout: 240
     fake.down = true;
     let press = bob.press(menu, 'Wallet');
     await server.nextMessage(bob.chatId, press.mark, 'The card service is not answering');
-    assert.equal(await remote.cardServiceReady(), false);
+    assert.equal(await bot.remote.cardServiceReady(), false);
     fake.down = false;
     press = bob.press(menu, 'Wallet');
     await server.nextEdit(bob.chatId, press.mark, 'Wallet balance: $200.00');
-    assert.equal(await remote.cardServiceReady(), true);
+    assert.equal(await bot.remote.cardServiceReady(), true);
     const since = () => log.join('').slice(logged);
     await eventually('the outage logged once and its end once', () => since().includes('the card service answers again'));
     assert.equal(since().split('the card service is not answering').length - 1, 1);
@@ -382,7 +355,7 @@ describe('remote mode: the bot in front of another card service', { timeout: 240
     const cards = [...fake.cards.values()];
     assertNotLogged(log.join('\n'), [...tokens, ...cards.flatMap((c) => [c.pan, c.cvv])]);
     assert.ok(log.length > 20, 'the log was written at trace');
-    const files = [path.join(dir, 'cards.db'), path.join(dir, 'cards.db-wal')].filter(existsSync).map((f) => readFileSync(f, 'latin1'));
+    const files = [path.join(dir, 'bot.db'), path.join(dir, 'bot.db-wal')].filter(existsSync).map((f) => readFileSync(f, 'latin1'));
     const places: [string, string][] = [
       ...files.map((f, i): [string, string] => [`database file ${i}`, f]),
       ...walWhileRunning.map((w, i): [string, string] => [`WAL snapshot ${i}`, w]),

@@ -1,56 +1,34 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { type RunningBot, startBot } from '../../src/bot/index.js';
-import { type CoreRuntime, startCore } from '../../src/app/compose.js';
-import { loadConfig } from '../../src/app/config.js';
-import { systemClock } from '../../src/infra/clock.js';
 import { createLogger } from '../../src/infra/logger.js';
-import { type RemoteMode, startRemoteMode } from '../../src/app/remote-mode.js';
-import { BotApiServer } from '../helpers/bot-api-server.js';
-import { newCard, newCustomer, TEST_CARD_DATA_KEY } from '../helpers/core.js';
+import type { BotApiServer } from '../helpers/bot-api-server.js';
+import { newCard, newCustomer } from '../helpers/core.js';
 import { startTestApi, type TestApi } from '../helpers/http.js';
+import { type RemoteBot, startRemoteBot } from '../helpers/remote-bot.js';
 
 // Remote mode in front of a service that has the top-up quote (our own /api/v1, in this process): the bot
 // shows the refusal the top-up would meet before Confirm, as it does over the embedded core, and quoting
 // starts no cooldown at the service.
 
 describe('remote mode in front of a service with the top-up quote', { timeout: 120_000 }, () => {
-  let dir: string;
-  let server: BotApiServer;
   let api: TestApi;
-  let runtime: CoreRuntime;
-  let remote: RemoteMode;
-  let running: RunningBot;
+  let bot: RemoteBot;
+  let server: BotApiServer;
 
   before(async () => {
-    dir = mkdtempSync(path.join(tmpdir(), 'remote-ours-e2e-'));
-    server = new BotApiServer();
-    const apiRoot = await server.start();
     api = await startTestApi();
-    runtime = await startCore({ databaseUrl: path.join(dir, 'bot.db'), cardDataKey: TEST_CARD_DATA_KEY, clock: systemClock });
-    const config = loadConfig({ CARD_SERVICE_URL: api.baseUrl, CARD_SERVICE_TIMEOUT_MS: '5000', CARD_SERVICE_POLL_SECONDS: '5' });
-    const logger = createLogger('silent');
-    remote = startRemoteMode(config, runtime, logger);
-    running = await startBot({
-      cards: remote.cards,
-      cipher: runtime.cipher,
-      db: runtime.database.db,
-      clock: systemClock,
-      logger,
-      config: { token: '123456:REMOTE-ours', apiRoot, sensitiveTtlSeconds: 60, otpTtlSeconds: 60, pollIntervalMs: 100, rateLimit: false },
+    bot = await startRemoteBot({
+      serviceUrl: api.baseUrl,
+      logger: createLogger('silent'),
+      settings: { CARD_SERVICE_POLL_SECONDS: '5' },
+      bot: { token: '123456:REMOTE-ours' },
     });
+    server = bot.server;
   });
 
   after(async () => {
-    await running?.stop();
-    await remote?.stop();
-    await runtime?.close();
+    await bot?.stop();
     await api?.close();
-    await server?.stop();
-    rmSync(dir, { recursive: true, force: true });
   });
 
   /** When the service last counted a top-up attempt on the card (null: never). */
