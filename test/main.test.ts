@@ -134,6 +134,34 @@ describe('npm start (src/main.ts)', () => {
     assert.equal(await main.exited, 0);
   });
 
+  it('in webhook mode the webhook it serves is limited per address: past WEBHOOK_RATE_LIMIT_PER_ADDRESS posts a minute, 429', async () => {
+    const dir = folder();
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}/telegram/hook`;
+    const main = startMain(dir, {
+      ...baseEnv(dir),
+      HTTP_PORT: String(port),
+      BOT_MODE: 'webhook',
+      WEBHOOK_URL: url,
+      WEBHOOK_SECRET: 'hook_secret_0123456789abcdef0123456789',
+      WEBHOOK_RATE_LIMIT_PER_ADDRESS: '3',
+    });
+    try {
+      await main.waitForLog('bot serving its webhook');
+      // Forged posts (no secret) are counted like any other: the count comes before the secret is read.
+      const post = () => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"update_id":1}' });
+      for (let i = 0; i < 3; i++) assert.equal((await post()).status, 401);
+      const refused = await post();
+      assert.equal(refused.status, 429);
+      assert.ok(Number(refused.headers.get('retry-after')) >= 1);
+      // The API keeps its own count.
+      assert.equal((await fetch(`http://127.0.0.1:${port}/livez`)).status, 200);
+    } finally {
+      main.child.kill('SIGTERM');
+    }
+    assert.equal(await main.exited, 0);
+  });
+
   it('refuses to start without BOT_TOKEN and says where to get one', async () => {
     const dir = folder();
     const { BOT_TOKEN: _omitted, ...env } = baseEnv(dir);

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { reservePrivateFile, restrictToOwner } from '../infra/private-files.js';
 import { isInsideFolder } from '../infra/real-paths.js';
 import { formatAmount, toCents, type Cents } from '../core/ledger/money.js';
-import { AdminError, type CardRecord, type TokenRecord } from '../core/admin/admin.js';
+import { AdminError, type CardHold, type CardRecord, type TokenRecord } from '../core/admin/admin.js';
 import type { CoreRuntime } from '../app/compose.js';
 import { isDepositError } from '../core/rules/deposit-errors.js';
 import type { DepositRequest } from '../core/funding/deposits.js';
@@ -84,14 +84,20 @@ function tokenTable(tokens: TokenRecord[]): string {
   );
 }
 
+/** A withdrawal's or closure's hold as its `Pending` statement line reads: "withdrawal of $10.00 pending". */
+const holdText = (h: CardHold) => `${h.kind} of ${usd(h.amount)} pending`;
+
 function cardTable(cards: CardRecord[]): string {
   const status = (c: CardRecord) => (c.heldFee === null ? c.status : `${c.status} (fee ${usd(c.heldFee)} held)`);
-  return table(cards.map((c) => [c.id, `#${c.number}`, c.name, c.maskedPan, c.category, status(c), usd(c.balance), `user ${c.userId}`]));
+  // The balance is lowered by what is held: say so beside it, or the card looks short of its statement.
+  const balance = (c: CardRecord) => (c.holds.length === 0 ? usd(c.balance) : `${usd(c.balance)} (${c.holds.map(holdText).join(', ')})`);
+  return table(cards.map((c) => [c.id, `#${c.number}`, c.name, c.maskedPan, c.category, status(c), balance(c), `user ${c.userId}`]));
 }
 
 const cardJson = (c: CardRecord) => ({
   ...c,
   balance: formatAmount(c.balance),
+  holds: c.holds.map((h) => ({ ...h, amount: formatAmount(h.amount) })),
   heldFee: c.heldFee === null ? null : formatAmount(c.heldFee),
 });
 
@@ -298,7 +304,7 @@ export const COMMANDS: Record<string, Command> = {
     },
   },
   'cards list': {
-    description: 'List cards with their ids, numbers, states and balances',
+    description: 'List cards with their ids, numbers, states and balances (with any withdrawal or close pending)',
     usage: 'cards list [--user USER_ID]',
     options: { user: { type: 'string', description: "only this user's cards" } },
     async run({ admin }, v) {

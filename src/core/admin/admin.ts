@@ -6,6 +6,7 @@ import { createPeople } from './people.js';
 import { createSandbox } from './sandbox.js';
 
 export { AdminError } from './errors.js';
+export type { CardHold } from './card-holds.js';
 export { CARD_NETWORKS, type NewBin, type NewCoupon, type NewPlan } from './catalog.js';
 export type { CardRecord, ChatLinkRecord, TokenRecord } from './people.js';
 export type { SimulatedTransaction } from './sandbox.js';

@@ -7,6 +7,7 @@ import { createAccount, postJournal, SYSTEM_ACCOUNTS, systemAccountId } from '..
 import type { Cents } from '../ledger/money.js';
 import type { LinkedChat } from '../operations/chat-links.js';
 import { hashToken, newApiToken } from '../keys/secrets.js';
+import { CARD_HOLD_KINDS, groupHolds, type CardHold } from './card-holds.js';
 import { AdminError } from './errors.js';
 
 type ActiveTokens = SelectQueryBuilder<Database, 'api_tokens', { id: string; token_hash: string }>;
@@ -34,7 +35,10 @@ export interface CardRecord {
   status: string;
   category: string;
   maskedPan: string;
+  /** What the card holds now: lowered by `holds` until they settle (or are given back). */
   balance: Cents;
+  /** Withdrawals and closures waiting on the provider, each a `Pending` line on the card's statement. */
+  holds: CardHold[];
   /** While `processing`: the creation fee held from the wallet for it; null otherwise. */
   heldFee: Cents | null;
   createdAt: string;
@@ -231,17 +235,22 @@ export function createPeople({ db, clock, chatLinks }: Pick<CoreDeps, 'db' | 'cl
       if (!removed) throw new AdminError(`Chat ${chatId} is not linked`);
     },
 
+    /** The cards with their balances and holds, read in one statement so that the two agree. */
     async listCards(filter: { userId?: string } = {}): Promise<CardRecord[]> {
       if (filter.userId !== undefined) await requireUser(filter.userId);
       let query = selectCards(db)
         .leftJoin('pending_operations as creation', (join) =>
           join.onRef('creation.card_id', '=', 'cards.id').on('creation.kind', '=', 'create_card'),
         )
-        .select('creation.amount as held_fee')
-        .orderBy('cards.number');
+        .leftJoin('pending_operations as hold', (join) =>
+          join.onRef('hold.card_id', '=', 'cards.id').on('hold.kind', 'in', CARD_HOLD_KINDS),
+        )
+        .select(['creation.amount as held_fee', 'hold.kind as hold_kind', 'hold.amount as hold_amount', 'hold.created_at as hold_since'])
+        .orderBy('cards.number')
+        .orderBy('hold.created_at')
+        .orderBy('hold.id');
       if (filter.userId !== undefined) query = query.where('cards.user_id', '=', filter.userId);
-      const rows = await query.execute();
-      return rows.map((r) => ({
+      return groupHolds(await query.execute()).map(({ row: r, holds }) => ({
         id: r.id,
         number: r.number,
         userId: r.user_id,
@@ -250,6 +259,7 @@ export function createPeople({ db, clock, chatLinks }: Pick<CoreDeps, 'db' | 'cl
         category: r.category,
         maskedPan: r.masked_pan,
         balance: Number(r.balance),
+        holds,
         heldFee: r.status === 'processing' ? Number(r.held_fee ?? 0) : null,
         createdAt: r.created_at,
       }));
