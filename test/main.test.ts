@@ -84,18 +84,25 @@ describe('npm start (src/main.ts)', () => {
     await main.waitForLog('Stopped');
   });
 
-  it('in webhook mode serves the webhook on the HTTP server, checks the secret token and registers the URL', async () => {
+  /** `src/main.ts` in webhook mode on a port of its own, serving `url` with the secret `hook_secret_…`. */
+  async function startWebhookMain(extra: Record<string, string> = {}) {
     const dir = folder();
     const port = await freePort();
     const url = `http://127.0.0.1:${port}/telegram/hook`;
-    const mark = server.mark();
     const main = startMain(dir, {
       ...baseEnv(dir),
       HTTP_PORT: String(port),
       BOT_MODE: 'webhook',
       WEBHOOK_URL: url,
       WEBHOOK_SECRET: 'hook_secret_0123456789abcdef0123456789',
+      ...extra,
     });
+    return { main, url, port };
+  }
+
+  it('in webhook mode serves the webhook on the HTTP server, checks the secret token and registers the URL', async () => {
+    const mark = server.mark();
+    const { main, url, port } = await startWebhookMain();
     try {
       await main.waitForLog('bot serving its webhook');
       const registered = await server.waitForCall((c) => c.method === 'setWebhook', mark);
@@ -135,17 +142,7 @@ describe('npm start (src/main.ts)', () => {
   });
 
   it('in webhook mode the webhook it serves is limited per address: past WEBHOOK_RATE_LIMIT_PER_ADDRESS posts a minute, 429', async () => {
-    const dir = folder();
-    const port = await freePort();
-    const url = `http://127.0.0.1:${port}/telegram/hook`;
-    const main = startMain(dir, {
-      ...baseEnv(dir),
-      HTTP_PORT: String(port),
-      BOT_MODE: 'webhook',
-      WEBHOOK_URL: url,
-      WEBHOOK_SECRET: 'hook_secret_0123456789abcdef0123456789',
-      WEBHOOK_RATE_LIMIT_PER_ADDRESS: '3',
-    });
+    const { main, url, port } = await startWebhookMain({ WEBHOOK_RATE_LIMIT_PER_ADDRESS: '3' });
     try {
       await main.waitForLog('bot serving its webhook');
       // Forged posts (no secret) are counted like any other: the count comes before the secret is read.
