@@ -257,9 +257,10 @@ describe('remote watch: pushes without events, against a service written from th
           if (i % 3 === 0) purchases.push(fake.purchase(user.cards[i % 3]!, 10 + i).id);
           await sleep(40);
         }
+        // Patience for a loaded host (a whole suite and Postgres work beside it): a missing item still fails below.
         await eventually('every item is recorded', async () => (await outboxOf(db, user.userId)).length >= otps.length + purchases.length, {
-          timeoutMs: 10_000,
-        });
+          timeoutMs: 30_000,
+        }).catch(() => undefined);
         await sleep(500);
         const events = await outboxOf(db, user.userId);
         const ids = events.map((e) => (e.kind === 'otp' ? e.otpId : e.transactionId));
