@@ -160,6 +160,8 @@ async function startApis(
           API_RATE_LIMIT_PER_TOKEN: '1000000',
           API_RATE_LIMIT_PER_ADDRESS: '1000000',
           LOG_LEVEL: 'info',
+          // `DATABASE_POOL_SIZE=N npm run bench -- scale`: each API process's Postgres connections.
+          ...(process.env.DATABASE_POOL_SIZE && { DATABASE_POOL_SIZE: process.env.DATABASE_POOL_SIZE }),
         },
       });
       started.push(child);

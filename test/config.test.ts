@@ -47,6 +47,16 @@ describe('REDIS_URL (several instances share their rate limits)', () => {
       );
   });
 
+  it('keeps 10 Postgres connections a process unless DATABASE_POOL_SIZE says otherwise, from 1 to 1,000', () => {
+    assert.equal(loadConfig({}).DATABASE_POOL_SIZE, 10);
+    assert.equal(loadConfig({ DATABASE_POOL_SIZE: '32' }).DATABASE_POOL_SIZE, 32);
+    for (const value of ['0', '1001', '2.5', 'many'])
+      assert.throws(
+        () => loadConfig({ DATABASE_POOL_SIZE: value }),
+        (error: unknown) => error instanceof ConfigError && error.message.includes('DATABASE_POOL_SIZE'),
+      );
+  });
+
   it("puts every key under REDIS_KEY_PREFIX, 'virtual-cards:' unless set; a prefix with spaces or other signs is refused", () => {
     assert.equal(loadConfig({}).REDIS_KEY_PREFIX, 'virtual-cards:');
     assert.equal(loadConfig({ REDIS_KEY_PREFIX: 'cards-staging:' }).REDIS_KEY_PREFIX, 'cards-staging:');

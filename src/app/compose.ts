@@ -46,12 +46,14 @@ export interface CoreOptions {
   sandboxAsyncIssue?: boolean;
   /** How SQLite batches writes into one commit (defaults suit a service; tests widen the time cap). */
   groupCommit?: GroupCommitOptions;
+  /** Postgres: the connections the process keeps open (`DATABASE_POOL_SIZE`). */
+  poolSize?: number;
 }
 
 /** Opens the database, migrates it, checks the card-data key against it, seeds a fresh one, and builds the core on top. */
 export async function startCore(options: CoreOptions): Promise<CoreRuntime> {
   const clock = options.clock ?? systemClock;
-  const database = openDatabase(options.databaseUrl, { groupCommit: options.groupCommit });
+  const database = openDatabase(options.databaseUrl, { groupCommit: options.groupCommit, poolSize: options.poolSize });
   try {
     await migrateToLatest(database.db);
     const { cipher, handle: cardDataKey } = await openCardDataKey(options.cardDataKey, { db: database.db, clock, logger: options.logger });
@@ -115,6 +117,7 @@ export async function startCoreFromConfig(config: Config, logger: Logger): Promi
   if (keyFile.warning !== undefined) logger.warn({ file: keyFile.file }, keyFile.warning);
   return startCore({
     databaseUrl: config.DATABASE_URL,
+    poolSize: config.DATABASE_POOL_SIZE,
     cardDataKey: { file: keyFile.file },
     logger,
     settings: coreSettingsFrom(config),

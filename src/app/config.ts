@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { PROVIDER_TIMEOUT_DEFAULT_MS, PROVIDER_TIMEOUT_MAX_MS } from '../core/provider/provider-timeout.js';
 import { defaultCoreSettings } from '../core/settings.js';
+import { DEFAULT_POSTGRES_POOL_SIZE } from '../db/database.js';
 
 const flag = z.enum(['true', 'false', '1', '0', 'yes', 'no']).transform((v) => v === 'true' || v === '1' || v === 'yes');
 const seconds = (fallback: number) =>
@@ -37,6 +38,8 @@ const configSchema = z.object({
     })
     .default('https://api.telegram.org'),
   DATABASE_URL: z.string().min(1).default('data/cards.db'),
+  /** Postgres: the connections each process keeps open (its concurrent transactions); SQLite has one writer. */
+  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(1_000).default(DEFAULT_POSTGRES_POOL_SIZE),
   APP_ENV: z.string().min(1).default(defaultCoreSettings.environment),
   HTTP_ENABLED: flag.default(true),
   HTTP_HOST: z.string().min(1).default('127.0.0.1'),

@@ -101,13 +101,21 @@ function usePlainNumbersForPostgresBigints(): void {
   pgParsersSet = true;
 }
 
-/** `groupCommit`: how batches of writes are capped on SQLite (see `sqliteDialect`). */
-export function openDatabase(url: string, options: { groupCommit?: GroupCommitOptions } = {}): OpenDatabase {
+/** The connections a process keeps open to Postgres unless told otherwise (`DATABASE_POOL_SIZE`). */
+export const DEFAULT_POSTGRES_POOL_SIZE = 10;
+
+/**
+ * `groupCommit`: how batches of writes are capped on SQLite (see `sqliteDialect`); `poolSize`: how many
+ * connections to Postgres (each a transaction at a time; more concurrent commits share Postgres's flushes).
+ */
+export function openDatabase(url: string, options: { groupCommit?: GroupCommitOptions; poolSize?: number } = {}): OpenDatabase {
   const target = parseDatabaseUrl(url);
   if (target.kind === 'postgres') {
     usePlainNumbersForPostgresBigints();
     const db = new Kysely<Database>({
-      dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: target.url, max: 10, Client: PreparingClient }) }),
+      dialect: new PostgresDialect({
+        pool: new pg.Pool({ connectionString: target.url, max: options.poolSize ?? DEFAULT_POSTGRES_POOL_SIZE, Client: PreparingClient }),
+      }),
     });
     return { db, target, close: () => db.destroy() };
   }
