@@ -58,7 +58,7 @@ describe('round trips of a money operation on Postgres', { skip: withoutPostgres
 });
 
 describe('round trips of the operations that call the provider, on Postgres', { skip: withoutPostgres }, () => {
-  test('a withdrawal is two statements, one each side of the provider call; create and close no more than they did', async (ctx) => {
+  test('a withdrawal and a closure are two statements each, one each side of the provider call; create no more than it did', async (ctx) => {
     const t = await useCore(ctx, 'postgres', { settings: { topupCooldownSeconds: 1 } });
     const alice = await newCustomer(t, 50_000);
     const card = await newCard(t, alice);
@@ -76,6 +76,16 @@ describe('round trips of the operations that call the provider, on Postgres', { 
     assert.equal(withdraw.result.amountWithdrawn, 500);
     // Today: a transaction before the provider call and one after it, a statement per step in each.
     assert.ok(create.trips.length <= 20, short(create.trips));
-    assert.ok(close.trips.length <= 22, short(close.trips));
+    assert.equal(close.trips.length, 2, short(close.trips));
+    assert.equal(close.result.balanceWithdrawn, 1_000 - 100 - 500);
+  });
+
+  test('a refused closure is one statement', async (ctx) => {
+    const t = await useCore(ctx, 'postgres');
+    const alice = await newCustomer(t, 50_000);
+    const card = await newCard(t, alice);
+    await t.core.close(alice.caller, card.id); // the first learns the in-flight account
+    const { trips } = await roundTrips(() => assert.rejects(t.core.close(alice.caller, card.id), { code: 'ALREADY_CLOSED' }));
+    assert.equal(trips.length, 1, short(trips));
   });
 });

@@ -5,6 +5,7 @@ import { inputGuards } from '../../src/core/rules/schemas.js';
 import {
   amountBoundsRefusal,
   cardCoverRefusal,
+  closeStateRefusal,
   cooldownSecondsLeft,
   initialBalanceRefusal,
   planLimitRefusal,
@@ -43,6 +44,13 @@ describe('the named checks', () => {
     assert.equal(cardCoverRefusal({ amount: 3_000, available: 3_000 }), undefined);
     const refused = cardCoverRefusal({ amount: 4_000, available: 3_000 });
     assert.deepEqual([refused?.code, refused?.params], ['INSUFFICIENT_CARD_BALANCE', { available: 3_000, requested: 4_000 }]);
+  });
+
+  it('closeStateRefusal: a closed card is ALREADY_CLOSED, then one the provider has not issued is CARD_NOT_READY_CLOSE', () => {
+    assert.equal(closeStateRefusal({ status: 'active', provider_ready: 1 }), undefined);
+    assert.equal(closeStateRefusal({ status: 'frozen', provider_ready: true }), undefined);
+    assert.equal(closeStateRefusal({ status: 'closed', provider_ready: 0 })?.code, 'ALREADY_CLOSED');
+    assert.equal(closeStateRefusal({ status: 'processing', provider_ready: 0 })?.message, 'Card not ready for closure');
   });
 
   it('cooldownSecondsLeft: 0 when none began or it has passed, else the seconds left rounded up (never 0 while it runs)', () => {

@@ -139,3 +139,13 @@ export function withdrawStateRefusal(card: {
   if (!card.provider_ready) return new CardServiceError('CARD_NOT_READY_WITHDRAW');
   return undefined;
 }
+
+/** A closure's card state (spec 4.11): not a card closed already, nor one the provider has not issued yet. */
+export function closeStateRefusal(card: {
+  status: string;
+  provider_ready: boolean | number;
+}): CardServiceError<'ALREADY_CLOSED' | 'CARD_NOT_READY_CLOSE'> | undefined {
+  if (card.status === 'closed') return new CardServiceError('ALREADY_CLOSED');
+  if (!card.provider_ready) return new CardServiceError('CARD_NOT_READY_CLOSE');
+  return undefined;
+}
