@@ -10,7 +10,7 @@ import { closeStateRefusal, withdrawCooldownRefusal } from '../rules/rules.js';
 import type { CoreSettings } from '../settings.js';
 import { accountBalance, checkCardId, findOwnedCard, lockedBalance, lockedCardStatus } from './card-queries.js';
 import { recordCardTransaction } from './card-records.js';
-import { holdClosure, settleClosureOnce } from './closure-statements.js';
+import { holdClosure, settleClosure, toClosureSettled } from './closure-statements.js';
 import { holdOnce } from './withdraw-statements.js';
 import { PENDING_GRACE_MS, type PendingOperations } from './pending-operations.js';
 import type { Caller, CardWithBalance, CloseResult } from './views.js';
@@ -149,17 +149,20 @@ async function settleInOneStatement(
   now: Date,
 ): Promise<CloseResult | undefined> {
   const settled = await pending.finishWhole(operationId, async (ex) =>
-    settleClosureOnce(ex, [
-      operationId,
-      card.id,
-      caller.userId,
-      caller.walletAccountId,
-      await pending.inFlightAccount(ex),
-      now.toISOString(),
-      `close:${card.id}`,
-      `close-rest:${card.id}`,
-      newRecordId(),
-    ]),
+    toClosureSettled(
+      await settleClosure.executeTakeOne(
+        ex,
+        operationId,
+        card.id,
+        caller.userId,
+        caller.walletAccountId,
+        await pending.inFlightAccount(ex),
+        now.toISOString(),
+        `close:${card.id}`,
+        `close-rest:${card.id}`,
+        newRecordId(),
+      ),
+    ),
   );
   if (!settled.taken) return undefined;
   return {

@@ -1,8 +1,7 @@
 import { sql } from 'kysely';
 import { compiledOnce } from '../../db/compiled-query.js';
-import type { Executor } from '../../db/schema.js';
 import type { Cents } from '../ledger/money.js';
-import { heldRecords, holdOutcome, type HoldRow, lockedCard, staleOperations } from './withdraw-statements.js';
+import { heldRecords, holdOutcome, type HoldRow, journalEntries, lockedCard, staleOperations } from './withdraw-statements.js';
 
 // A closure's two transactions (before and after the provider call, `close` in `card-closure.ts`), each as
 // one Postgres statement, as a withdrawal's are (`withdraw-statements.ts`, whose hold this one shares but
@@ -153,17 +152,15 @@ export const settleClosure = compiledOnce(
         ),
         entries as (
           insert into entries (journal_id, account_id, amount)
-          select held_journal.id, posting.account_id, posting.amount
-          from held_journal cross join op cross join lateral (values
-            (${walletAccountId}::integer, op.held),
-            (${inFlightAccountId}::integer, -op.held)
-          ) as posting (account_id, amount)
+          ${journalEntries('held_journal', 'op', [
+            [sql`${walletAccountId}::integer`, sql`op.held`],
+            [sql`${inFlightAccountId}::integer`, sql`-op.held`],
+          ])}
           union all
-          select rest_journal.id, posting.account_id, posting.amount
-          from rest_journal cross join card cross join lateral (values
-            (card.account_id, -card.rest),
-            (${walletAccountId}::integer, card.rest)
-          ) as posting (account_id, amount)
+          ${journalEntries('rest_journal', 'card', [
+            [sql`card.account_id`, sql`-card.rest`],
+            [sql`${walletAccountId}::integer`, sql`card.rest`],
+          ])}
         ),
         settled_line as (
           update card_transactions set status = 'Approved', journal_id = held_journal.id, amount = op.held + card.rest,
@@ -194,11 +191,8 @@ export const settleClosure = compiledOnce(
   }),
 );
 
-export async function settleClosureOnce(
-  ex: Executor,
-  args: Parameters<typeof settleClosure.execute> extends [Executor, ...infer A] ? A : never,
-): Promise<ClosureSettled> {
-  const row = await settleClosure.executeTakeOne(ex, ...args);
+/** Reads `settleClosure`'s one row. */
+export function toClosureSettled(row: SettleRow): ClosureSettled {
   return {
     taken: row.taken,
     balance: Number(row.balance ?? 0),

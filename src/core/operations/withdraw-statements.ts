@@ -58,6 +58,21 @@ export const lockedCard = (cardId: string, userId: string, threshold: string) =>
     for update of cards, accounts
   )`;
 
+/** An amount posted to an account, as SQL expressions over the statement's CTEs. */
+type Posting = [account: RawBuilder<unknown>, amount: RawBuilder<unknown>];
+
+/**
+ * The `select` of a journal's entries, for an `insert into entries`: one a posting, beside the row of the CTE
+ * `beside` their figures come from; `journal` names the CTE that wrote the journal. A zero amount is no entry
+ * (the `amount <> 0` check; `postJournal` leaves them out too).
+ */
+export const journalEntries = (journal: string, beside: string, postings: Posting[]) => sql`
+  select ${sql.ref(`${journal}.id`)}, posting.account_id, posting.amount
+  from ${sql.table(journal)} cross join ${sql.table(beside)} cross join lateral (values
+    ${sql.join(postings.map(([account, amount]) => sql`(${account}, ${amount})`))}
+  ) as posting (account_id, amount)
+  where posting.amount <> 0`;
+
 /** What `heldRecords` writes: the operation, its kind and its statement line's type, and the amount (an SQL expression over `card`). */
 interface HeldRecords {
   kind: 'withdraw' | 'close';
@@ -81,11 +96,10 @@ export const heldRecords = ({ kind, lineType, amount, operationId, userId, inFli
   ),
   entries as (
     insert into entries (journal_id, account_id, amount)
-    select journal.id, posting.account_id, posting.amount
-    from journal cross join card cross join lateral (values
-      (card.account_id, -${amount}),
-      (${inFlightAccountId}::integer, ${amount})
-    ) as posting (account_id, amount)
+    ${journalEntries('journal', 'card', [
+      [sql`card.account_id`, sql`-${amount}`],
+      [sql`${inFlightAccountId}::integer`, amount],
+    ])}
   ),
   line as (
     insert into card_transactions (id, card_id, user_id, journal_id, status, side, amount, currency, type, merchant_name,
@@ -216,11 +230,10 @@ export const settleWithdrawal = compiledOnce(
       ),
       entries as (
         insert into entries (journal_id, account_id, amount)
-        select journal.id, posting.account_id, posting.amount
-        from journal cross join wallet cross join lateral (values
-          (${walletAccountId}::integer, wallet.amount),
-          (${inFlightAccountId}::integer, -wallet.amount)
-        ) as posting (account_id, amount)
+        ${journalEntries('journal', 'wallet', [
+          [sql`${walletAccountId}::integer`, sql`wallet.amount`],
+          [sql`${inFlightAccountId}::integer`, sql`-wallet.amount`],
+        ])}
       ),
       line as (
         update card_transactions set status = 'Approved', journal_id = journal.id, updated_at = ${at}
