@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { describe, test } from 'node:test';
 import { COMMANDS } from '../../src/admin/commands.js';
 import { presentCard, presentTransaction } from '../../src/api/presenters.js';
+import { reencryptCardData } from '../../src/core/keys/card-data-keys.js';
+import { CardDataKeyError, createCardDataCipher } from '../../src/core/keys/secrets.js';
 import { formatAmount } from '../../src/core/ledger/money.js';
 import { createPendingOperations, PENDING_GRACE_MS } from '../../src/core/operations/pending-operations.js';
 import { catalogue, newCard, newCustomer, type TestCore } from '../helpers/core.js';
@@ -93,6 +96,28 @@ for (const dialect of dialects()) {
       assert.deepEqual([read.status, read.balance], ['closed', 0]);
     });
 
+    test('a closure of an empty card holds nothing; a refund that arrives meanwhile goes to the wallet under a line of its own', async (ctx) => {
+      const t = await useCore(ctx, dialect);
+      const alice = await newCustomer(t, 100_000);
+      const card = await newCard(t, alice);
+      const { balance: wallet } = await t.core.walletBalance(alice.caller);
+      const before = await statementOf(t, alice, card.id);
+      const call = holdNextCall(t, 'terminate');
+      const closure = t.core.close(alice.caller, card.id);
+      await call.reached;
+      assert.deepEqual((await statementOf(t, alice, card.id)).lines, before.lines, 'nothing held, no Pending line');
+      assert.equal((await t.admin.simulateRefund(card.id, 300)).status, 'Approved');
+
+      call.release();
+      const closed = await closure;
+      assert.equal(closed.balanceWithdrawn, 300);
+      const line = (await statementOf(t, alice, card.id)).lines.find((l) => l.id === closed.transactionId)!;
+      assert.deepEqual([line.status, line.side, line.type, line.amount], ['Approved', 'Debit', 'card_close', 300]);
+      await assertShown(t, alice, wallet + 300);
+      const read = await t.core.getCard(alice.caller, card.id);
+      assert.deepEqual([read.status, read.balance], ['closed', 0]);
+    });
+
     test('a closure the provider refuses: its Pending line is removed and the card keeps its balance', async (ctx) => {
       const t = await useCore(ctx, dialect);
       const { alice, card, wallet } = await fundedCard(t);
@@ -172,6 +197,22 @@ for (const dialect of dialects()) {
       // The next creation works as ever.
       assert.equal((await newCard(t, alice)).status, 'active');
       await assertShown(t, alice, 100_000 - plan.creationFee);
+    });
+
+    test('a creation whose key a rotation retired while the provider issued: refused, its card removed and the fee given back', async (ctx) => {
+      const t = await useCore(ctx, dialect);
+      const alice = await newCustomer(t, 100_000);
+      const { bin, plan } = await catalogue(t);
+      const call = holdNextCall(t, 'issue');
+      const creation = t.core.createCard(alice.caller, { bin_id: bin.id, planId: plan.id, name: 'Travel' });
+      await call.reached;
+      await reencryptCardData(t.database.db, t.cipher, createCardDataCipher(randomBytes(32)), t.clock.now().toISOString());
+      call.release();
+      await assert.rejects(
+        creation,
+        (error: unknown) => error instanceof CardDataKeyError && /a key rotation has retired/.test(error.message),
+      );
+      assert.deepEqual(await assertShown(t, alice, 100_000), []);
     });
 
     test('operations interrupted at the provider stay shown until the recovery removes what they held', async (ctx) => {

@@ -58,7 +58,7 @@ describe('round trips of a money operation on Postgres', { skip: withoutPostgres
 });
 
 describe('round trips of the operations that call the provider, on Postgres', { skip: withoutPostgres }, () => {
-  test('a withdrawal is two statements, one each side of the provider call; create and close no more than they did', async (ctx) => {
+  test('a withdrawal, a creation and a closure are two statements each, one each side of the provider call', async (ctx) => {
     const t = await useCore(ctx, 'postgres', { settings: { topupCooldownSeconds: 1 } });
     const alice = await newCustomer(t, 50_000);
     const card = await newCard(t, alice);
@@ -74,8 +74,34 @@ describe('round trips of the operations that call the provider, on Postgres', { 
     const close = await roundTrips(() => t.core.close(alice.caller, card.id));
     assert.equal(withdraw.trips.length, 2, short(withdraw.trips));
     assert.equal(withdraw.result.amountWithdrawn, 500);
-    // Today: a transaction before the provider call and one after it, a statement per step in each.
-    assert.ok(create.trips.length <= 20, short(create.trips));
-    assert.ok(close.trips.length <= 22, short(close.trips));
+    assert.equal(create.trips.length, 2, short(create.trips));
+    assert.equal(create.result.status, 'active');
+    assert.equal(close.trips.length, 2, short(close.trips));
+    assert.equal(close.result.balanceWithdrawn, 1_000 - 100 - 500);
+  });
+
+  test('a refused creation is one statement, and does nothing', async (ctx) => {
+    const t = await useCore(ctx, 'postgres');
+    const alice = await newCustomer(t, 50_000);
+    const bin = (await t.core.listBins()).find((b) => !b.wallet)!;
+    const plan = (await t.core.listPlans())[0]!;
+    await t.core.createCard(alice.caller, { bin_id: bin.id, planId: plan.id, name: 'Warm-up' }); // the first learns the system accounts
+    const { trips } = await roundTrips(() =>
+      assert.rejects(t.core.createCard(alice.caller, { bin_id: bin.id, planId: plan.id, name: 'Gift', coupon_id: 'NONE' }), {
+        code: 'INVALID_COUPON',
+        message: 'Invalid coupon: coupon not found',
+      }),
+    );
+    assert.equal(trips.length, 1, short(trips));
+    assert.equal((await t.core.listCards(alice.caller)).length, 1);
+  });
+
+  test('a refused closure is one statement', async (ctx) => {
+    const t = await useCore(ctx, 'postgres');
+    const alice = await newCustomer(t, 50_000);
+    const card = await newCard(t, alice);
+    await t.core.close(alice.caller, card.id); // the first learns the in-flight account
+    const { trips } = await roundTrips(() => assert.rejects(t.core.close(alice.caller, card.id), { code: 'ALREADY_CLOSED' }));
+    assert.equal(trips.length, 1, short(trips));
   });
 });

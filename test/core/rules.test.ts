@@ -5,7 +5,10 @@ import { inputGuards } from '../../src/core/rules/schemas.js';
 import {
   amountBoundsRefusal,
   cardCoverRefusal,
+  closeStateRefusal,
   cooldownSecondsLeft,
+  couponRefusal,
+  creationFeeRefusal,
   initialBalanceRefusal,
   planLimitRefusal,
   topupCooldownRefusal,
@@ -43,6 +46,33 @@ describe('the named checks', () => {
     assert.equal(cardCoverRefusal({ amount: 3_000, available: 3_000 }), undefined);
     const refused = cardCoverRefusal({ amount: 4_000, available: 3_000 });
     assert.deepEqual([refused?.code, refused?.params], ['INSUFFICIENT_CARD_BALANCE', { available: 3_000, requested: 4_000 }]);
+  });
+
+  it('closeStateRefusal: a closed card is ALREADY_CLOSED, then one the provider has not issued is CARD_NOT_READY_CLOSE', () => {
+    assert.equal(closeStateRefusal({ status: 'active', provider_ready: 1 }), undefined);
+    assert.equal(closeStateRefusal({ status: 'frozen', provider_ready: true }), undefined);
+    assert.equal(closeStateRefusal({ status: 'closed', provider_ready: 0 })?.code, 'ALREADY_CLOSED');
+    assert.equal(closeStateRefusal({ status: 'processing', provider_ready: 0 })?.message, 'Card not ready for closure');
+  });
+
+  it('couponRefusal: a coupon found, active, unexpired and with redemptions left passes; else INVALID_COUPON with the reason', () => {
+    const now = new Date('2026-03-01T12:00:00.000Z');
+    const usable = { active: 1, expires_at: '2026-03-01T12:00:00.001Z', max_redemptions: 2, redemptions: 1 };
+    assert.equal(couponRefusal(usable, now), undefined);
+    assert.equal(couponRefusal({ ...usable, expires_at: null, max_redemptions: null }, now), undefined);
+    const reason = (coupon: Parameters<typeof couponRefusal>[0]) => couponRefusal(coupon, now)?.params.reason;
+    assert.equal(reason(undefined), 'coupon not found');
+    assert.equal(reason({ ...usable, active: 0 }), 'coupon is inactive');
+    assert.equal(reason({ ...usable, expires_at: '2026-03-01T12:00:00.000Z' }), 'coupon has expired');
+    assert.equal(couponRefusal({ ...usable, redemptions: 2 }, now)?.message, 'Invalid coupon: coupon has no redemptions left');
+  });
+
+  it('creationFeeRefusal: a fee within the wallet passes; else INSUFFICIENT_BALANCE with the fee required', () => {
+    assert.equal(creationFeeRefusal({ fee: 500, available: 500 }), undefined);
+    const refused = creationFeeRefusal({ fee: 500, available: 499 });
+    assert.deepEqual([refused?.code, refused?.params], ['INSUFFICIENT_BALANCE', { required: 500 }]);
+    assert.equal(refused?.message, 'Insufficient balance. Required: 5.00');
+    assert.equal(creationFeeRefusal({ fee: 500, available: 900 }, { refused: true })?.code, 'INSUFFICIENT_BALANCE');
   });
 
   it('cooldownSecondsLeft: 0 when none began or it has passed, else the seconds left rounded up (never 0 while it runs)', () => {

@@ -150,15 +150,23 @@ export async function lockCurrentCardDataKey(ex: Executor, cipher: CardDataCiphe
     .where('state', '=', 'current')
     .returning('fingerprint')
     .executeTakeFirst();
-  if (current?.fingerprint !== cipher.fingerprint) {
-    throw new CardDataKeyError(
-      `This process holds the card-data key ${cipher.fingerprint}, which a key rotation has retired: restart it with the current key file`,
-    );
-  }
+  if (current?.fingerprint !== cipher.fingerprint) throw retiredKeyError(cipher);
+}
+
+/** The refusal of a process whose card-data key is not the current one (a rotation retired it). */
+export function retiredKeyError(cipher: CardDataCipher): CardDataKeyError {
+  return new CardDataKeyError(
+    `This process holds the card-data key ${cipher.fingerprint}, which a key rotation has retired: restart it with the current key file`,
+  );
 }
 
 /** Seals a new card's PAN and CVV under the current key (refused if a rotation retired this process's key). */
 export async function sealCardData(ex: Executor, cipher: CardDataCipher, cardId: string, data: { pan: string; cvv: string }) {
   await lockCurrentCardDataKey(ex, cipher);
+  return sealWith(cipher, cardId, data);
+}
+
+/** A new card's PAN and CVV sealed under `cipher`'s key, for a statement that checks the key is current itself (`settleCreation`). */
+export function sealWith(cipher: CardDataCipher, cardId: string, data: { pan: string; cvv: string }) {
   return { pan_encrypted: cipher.encrypt(data.pan, `${cardId}:pan`), cvv_encrypted: cipher.encrypt(data.cvv, `${cardId}:cvv`) };
 }

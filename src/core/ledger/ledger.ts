@@ -68,6 +68,16 @@ export async function systemAccountId(trx: Executor, code: SystemAccount): Promi
   return created.id;
 }
 
+/** `systemAccountId`, each account looked up once: for one database (a core keeps one). */
+export function systemAccountIds(): (ex: Executor, code: SystemAccount) => Promise<number> {
+  const ids = new Map<SystemAccount, number>();
+  return async (ex, code) => {
+    const id = ids.get(code) ?? (await systemAccountId(ex, code));
+    ids.set(code, id);
+    return id;
+  };
+}
+
 /**
  * Writes one balanced journal and moves the balances it names, in the caller's transaction.
  * Returns null, having changed nothing, when the first posting would take a user account below zero;

@@ -1,23 +1,17 @@
 import type { Executor } from '../../db/schema.js';
 import { type Cents, percentOf } from '../ledger/money.js';
 import { CardServiceError } from '../rules/errors.js';
-import { initialBalanceRefusal } from '../rules/rules.js';
+import { couponRefusal, initialBalanceRefusal } from '../rules/rules.js';
 import type { CreateCardInput } from '../rules/schemas.js';
 
 // What a card's creation checks before it holds the fee: the BIN and plan it names, and its coupon.
 
-/** A coupon that can be redeemed now (read only); refuses an unusable one with its reason. */
+/** A coupon that can be redeemed now (read only); refuses an unusable one with its reason (`couponRefusal`). */
 export async function usableCoupon(ex: Executor, couponId: string, now: Date) {
   const coupon = await ex.selectFrom('coupons').selectAll().where('id', '=', couponId).executeTakeFirst();
-  if (!coupon) throw new CardServiceError('INVALID_COUPON', { reason: 'coupon not found' });
-  if (!coupon.active) throw new CardServiceError('INVALID_COUPON', { reason: 'coupon is inactive' });
-  if (coupon.expires_at !== null && coupon.expires_at <= now.toISOString()) {
-    throw new CardServiceError('INVALID_COUPON', { reason: 'coupon has expired' });
-  }
-  if (coupon.max_redemptions !== null && Number(coupon.redemptions) >= Number(coupon.max_redemptions)) {
-    throw new CardServiceError('INVALID_COUPON', { reason: 'coupon has no redemptions left' });
-  }
-  return coupon;
+  const refused = couponRefusal(coupon, now);
+  if (refused) throw refused;
+  return coupon!;
 }
 
 export function discounted(fee: Cents, coupon: { kind: string; value: number } | undefined): Cents {

@@ -1,18 +1,21 @@
 import { randomUUID } from 'node:crypto';
 import type { BinRow, Db, Executor, PlanRow } from '../../db/schema.js';
 import type { Clock } from '../../infra/clock.js';
-import { sealCardData } from '../keys/card-data-keys.js';
+import { retiredKeyError, sealCardData, sealWith } from '../keys/card-data-keys.js';
 import type { CardDataCipher } from '../keys/secrets.js';
-import { createAccount, postJournal, SYSTEM_ACCOUNTS, systemAccountId } from '../ledger/ledger.js';
+import { createAccount, postJournal, SYSTEM_ACCOUNTS, type systemAccountIds } from '../ledger/ledger.js';
 import { maskPan } from '../provider/luhn.js';
 import type { CardProvider, IssuedCard } from '../provider/provider.js';
 import { CardServiceError } from '../rules/errors.js';
+import { couponRefusal, creationFeeRefusal, initialBalanceRefusal } from '../rules/rules.js';
 import type { CreateCardInput, inputGuards } from '../rules/schemas.js';
 import type { OperationHooks } from '../service.js';
 import { accountBalance, findOwnedCard } from './card-queries.js';
 import { binAndPlan, creationFee, discounted, usableCoupon } from './card-creation-checks.js';
 import { recordCardTransaction } from './card-records.js';
-import type { PendingOperations } from './pending-operations.js';
+import { holdCreation, type IssuingBin, settleCreation, toCreationHold, toCreationSettled } from './creation-statements.js';
+import { newRecordId } from '../ids.js';
+import { PENDING_GRACE_MS, type PendingOperations } from './pending-operations.js';
 import { toCard, type Caller, type Card, type CreationQuote } from './views.js';
 
 /** What a card's creation needs: the database, the clock, the provider that issues it, the cipher that seals its data. */
@@ -23,15 +26,16 @@ export interface CreationDeps {
   cipher: CardDataCipher;
   guard: ReturnType<typeof inputGuards>;
   pending: PendingOperations;
+  /** Postgres takes each of the creation's transactions as one statement (`creation-statements.ts`). */
+  onPostgres: boolean;
+  systemAccounts: ReturnType<typeof systemAccountIds>;
 }
 
 /** What the creation's last transaction writes a card from. */
 interface IssuedCardRecord {
   caller: Caller;
   cardId: string;
-  name: string;
-  bin: BinRow;
-  plan: PlanRow;
+  bin: IssuingBin;
   issued: IssuedCard;
   at: string;
 }
@@ -58,23 +62,51 @@ export async function quoteCreateCard({ db, clock, guard }: CreationDeps, caller
  * card. Checked in this order: BIN, plan, the BIN's initial balance within the plan's limit, coupon,
  * wallet, provider. The fee is held, the coupon redeemed and the card written in `processing` before
  * the provider issues it (outside any transaction); the card is then filled in and made `active`. A
- * provider refusal gives the fee and coupon back and removes the card.
+ * provider refusal gives the fee and coupon back and removes the card. On Postgres each transaction is
+ * one statement (`creation-statements.ts`).
  */
 export async function createCard(
-  { db, clock, provider, cipher, guard, pending }: CreationDeps,
+  deps: CreationDeps,
   caller: Caller,
   input: CreateCardInput,
   hooks: OperationHooks<Card> = {},
 ): Promise<Card> {
+  const { clock, provider, guard, pending } = deps;
   guard.createCard(input);
   const now = clock.now();
-  const at = now.toISOString();
   const cardId = randomUUID();
-  const { bin, plan } = await db.transaction().execute(async (trx) => {
+  const held = deps.onPostgres ? await holdInOneStatement(deps, caller, input, cardId, now) : undefined;
+  const bin = held ?? (await holdInSteps(deps, caller, input, cardId, now));
+  const issued = await pending.callProvider(cardId, 'issue', () =>
+    provider.issue({ bin: bin.bin, country: bin.country, name: input.name }),
+  );
+  const record = { caller, cardId, bin, issued, at: now.toISOString() };
+  if (deps.onPostgres) return pending.finishWhole(cardId, (ex) => settleInOneStatement(deps, ex, record), hooks);
+  return pending.finish(
+    cardId,
+    async (trx, operation) => {
+      await pending.settleHold(trx, operation, {
+        accountId: await deps.systemAccounts(trx, SYSTEM_ACCOUNTS.revenue),
+        system: true,
+        reference: `creation-fee:${cardId}`,
+        kind: 'creation_fee',
+        at: record.at,
+      });
+      await issueCard(deps, trx, record);
+      return toCard(await findOwnedCard(trx, caller, cardId));
+    },
+    hooks,
+  );
+}
+
+/** The creation's first transaction, a statement per step: the recovery of stale operations, the checks, the card written, the fee held. */
+async function holdInSteps({ db, pending }: CreationDeps, caller: Caller, input: CreateCardInput, cardId: string, now: Date) {
+  const at = now.toISOString();
+  return db.transaction().execute(async (trx) => {
     await pending.recoverStale(trx, caller.userId, now);
-    const chosen = await binAndPlan(trx, input);
-    const fee = await creationFee(trx, Number(chosen.plan.creation_fee), input.coupon_id, now);
-    await writeProcessingCard(trx, { caller, cardId, name: input.name, ...chosen, at });
+    const { bin, plan } = await binAndPlan(trx, input);
+    const fee = await creationFee(trx, Number(plan.creation_fee), input.coupon_id, now);
+    await writeProcessingCard(trx, { caller, cardId, name: input.name, bin, plan, at });
     const held = await pending.hold(trx, {
       id: cardId,
       kind: 'create_card',
@@ -85,27 +117,91 @@ export async function createCard(
       couponId: input.coupon_id ?? null,
       at,
     });
-    if (!held) throw new CardServiceError('INSUFFICIENT_BALANCE', { required: fee });
-    return chosen;
+    if (!held) throw creationFeeRefusal({ fee, available: await accountBalance(trx, caller.walletAccountId) }, { refused: true });
+    return bin;
   });
-  const issued = await pending.callProvider(cardId, 'issue', () =>
-    provider.issue({ bin: bin.bin, country: bin.country, name: input.name }),
-  );
-  return pending.finish(
+}
+
+/**
+ * Postgres: the creation's first transaction as one statement (`holdCreation`), committed on its own; a
+ * refusal has done nothing. The same refusals from the same named checks in the same order, from what the
+ * statement found. Undefined, having done nothing, when the caller has operations pending past the grace
+ * period: the path in steps, which recovers them first, takes over (rare).
+ */
+async function holdInOneStatement(
+  { db, pending }: CreationDeps,
+  caller: Caller,
+  input: CreateCardInput,
+  cardId: string,
+  now: Date,
+): Promise<IssuingBin | undefined> {
+  const row = await holdCreation.executeTakeOne(
+    db,
+    caller.userId,
+    caller.walletAccountId,
+    input.bin_id,
+    input.planId,
+    input.coupon_id ?? null,
+    now.toISOString(),
+    new Date(now.getTime() - PENDING_GRACE_MS).toISOString(),
     cardId,
-    async (trx, operation) => {
-      await pending.settleHold(trx, operation, {
-        accountId: await systemAccountId(trx, SYSTEM_ACCOUNTS.revenue),
-        system: true,
-        reference: `creation-fee:${cardId}`,
-        kind: 'creation_fee',
-        at,
-      });
-      await issueCard(cipher, trx, { caller, cardId, name: input.name, bin, plan, issued, at });
-      return toCard(await findOwnedCard(trx, caller, cardId));
-    },
-    hooks,
+    input.name,
+    `tmp_${randomUUID()}`,
+    JSON.stringify(NO_ADDRESS),
+    await pending.inFlightAccount(db),
+    `hold:${cardId}`,
   );
+  const held = toCreationHold(row);
+  if (held.stale) return undefined;
+  const { bin, plan } = held;
+  if (!bin) throw new CardServiceError('INVALID_BIN');
+  if (!plan) throw new CardServiceError('INVALID_PLAN');
+  const refused =
+    initialBalanceRefusal({ initialBalance: bin.initial_balance }, plan) ??
+    (input.coupon_id === undefined ? undefined : couponRefusal(held.coupon, now));
+  if (refused) throw refused;
+  if (held.fee === undefined) throw new Error(`Creation ${cardId} was neither refused nor priced`);
+  if (held.heldJournalId === undefined) throw creationFeeRefusal({ fee: held.fee, available: held.walletAvailable }, { refused: true });
+  return bin;
+}
+
+/**
+ * Postgres: the creation's last transaction as one statement (`settleCreation`), committed on its own or
+ * with `hooks.commit` beside it. When it did nothing, the refusal `finish`'s path would give, in its order:
+ * the operation settled by the recovery, this process's key retired, the card no longer being created.
+ */
+async function settleInOneStatement(
+  { cipher, pending, systemAccounts }: CreationDeps,
+  ex: Executor,
+  { caller, cardId, bin, issued, at }: IssuedCardRecord,
+): Promise<Card> {
+  const sealed = sealWith(cipher, cardId, issued);
+  const row = await settleCreation.executeTakeOne(
+    ex,
+    cardId,
+    caller.userId,
+    cipher.fingerprint,
+    maskPan(issued.pan),
+    sealed.pan_encrypted,
+    sealed.cvv_encrypted,
+    issued.exp,
+    issued.providerCardId ?? `tmp_${randomUUID()}`,
+    issued.providerCardId ? 1 : 0,
+    JSON.stringify(issued.address),
+    Number(bin.initial_balance),
+    await systemAccounts(ex, SYSTEM_ACCOUNTS.revenue),
+    await pending.inFlightAccount(ex),
+    await systemAccounts(ex, SYSTEM_ACCOUNTS.promotions),
+    at,
+    `creation-fee:${cardId}`,
+    `initial-balance:${cardId}`,
+    newRecordId(),
+  );
+  const settled = toCreationSettled(row);
+  if (settled.card) return toCard(settled.card);
+  if (!settled.pending) throw new Error(`Pending operation ${cardId} was settled by the recovery meanwhile`);
+  if (settled.currentKey !== cipher.fingerprint) throw retiredKeyError(cipher);
+  throw new Error(`Card ${cardId} is no longer being created`);
 }
 
 /**
@@ -115,7 +211,7 @@ export async function createCard(
  */
 async function writeProcessingCard(
   trx: Executor,
-  { caller, cardId, name, bin, plan, at }: Omit<IssuedCardRecord, 'issued'>,
+  { caller, cardId, name, bin, plan, at }: { caller: Caller; cardId: string; name: string; bin: BinRow; plan: PlanRow; at: string },
 ): Promise<void> {
   const accountId = await createAccount(trx, 'card', at);
   await trx
@@ -149,7 +245,11 @@ async function writeProcessingCard(
 }
 
 /** The issued card's data on its `processing` card, made `active`, and the BIN's initial balance on it, in the creation's last transaction. */
-async function issueCard(cipher: CardDataCipher, trx: Executor, { caller, cardId, bin, issued, at }: IssuedCardRecord): Promise<void> {
+async function issueCard(
+  { cipher, systemAccounts }: CreationDeps,
+  trx: Executor,
+  { caller, cardId, bin, issued, at }: IssuedCardRecord,
+): Promise<void> {
   const initialBalance = Number(bin.initial_balance);
   const written = await trx
     .updateTable('cards')
@@ -178,7 +278,7 @@ async function issueCard(cipher: CardDataCipher, trx: Executor, { caller, cardId
       at,
       postings: [
         { accountId, amount: initialBalance },
-        { accountId: await systemAccountId(trx, SYSTEM_ACCOUNTS.promotions), amount: -initialBalance, system: true },
+        { accountId: await systemAccounts(trx, SYSTEM_ACCOUNTS.promotions), amount: -initialBalance, system: true },
       ],
     });
     await recordCardTransaction(trx, {

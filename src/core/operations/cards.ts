@@ -1,6 +1,8 @@
+import { PostgresAdapter } from 'kysely';
 import type { Db } from '../../db/schema.js';
 import type { CoreDeps } from '../deps.js';
 import type { CardDataCipher } from '../keys/secrets.js';
+import { systemAccountIds } from '../ledger/ledger.js';
 import { createCooldowns } from '../rules/cooldowns.js';
 import { CardServiceError } from '../rules/errors.js';
 import { inputGuards, type CreateCardInput } from '../rules/schemas.js';
@@ -21,7 +23,8 @@ export function createCardOperations({ db, clock, provider, cipher, settings }: 
   const guard = inputGuards(settings);
   const cooldowns = createCooldowns(settings);
   const pending = createPendingOperations(db, clock);
-  const deps = { db, clock, provider, cipher, guard, cooldowns, pending };
+  const onPostgres = db.getExecutor().adapter instanceof PostgresAdapter;
+  const deps = { db, onPostgres, clock, provider, cipher, settings, guard, cooldowns, pending, systemAccounts: systemAccountIds() };
   return {
     quoteCreateCard: (caller: Caller, input: CreateCardInput) => quoteCreateCard(deps, caller, input),
     createCard: (caller: Caller, input: CreateCardInput, hooks?: OperationHooks<Card>) => createCard(deps, caller, input, hooks),

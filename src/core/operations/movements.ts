@@ -3,7 +3,7 @@ import { compiledOnce } from '../../db/compiled-query.js';
 import type { Executor } from '../../db/schema.js';
 import { CardServiceError } from '../rules/errors.js';
 import { topupOnce } from './topup-statement.js';
-import { holdWithdrawalOnce, settleWithdrawalOnce } from './withdraw-statements.js';
+import { holdOnce, holdWithdrawal, settleWithdrawalOnce } from './withdraw-statements.js';
 import { accountBalance, checkCardId, findOwnedCard, lockedBalance } from './card-queries.js';
 import { recordCardTransaction } from './card-records.js';
 import { createCooldowns, runAttempt } from '../rules/cooldowns.js';
@@ -127,7 +127,9 @@ export function createMovementOperations({ db, clock, provider, settings }: Core
     const inFlight = inFlightAccount;
     const at = now.toISOString();
     const operationId = newRecordId();
-    const held = await holdWithdrawalOnce(db, [
+    const held = await holdOnce(
+      holdWithdrawal,
+      db,
       cardId,
       caller.userId,
       amount,
@@ -137,7 +139,7 @@ export function createMovementOperations({ db, clock, provider, settings }: Core
       operationId,
       inFlight,
       `hold:${operationId}`,
-    ]);
+    );
     if (held.stale) return undefined;
     const { card } = held;
     if (!card) throw new CardServiceError('CARD_NOT_FOUND');

@@ -82,6 +82,8 @@ export function createPendingOperations(db: Db, clock: Clock) {
     /** Gives back what the operation held, in `finish`'s transaction (an operation its settle finds moot). */
     release: (trx: Executor, op: PendingOperationRow, at: string, interrupted?: boolean) =>
       release(deps.inFlight, trx, op, at, interrupted),
+    /** The in-flight account's id, looked up once (the statements that hold and settle in one go name it). */
+    inFlightAccount: (ex: Executor) => deps.inFlight(ex),
     closing: (cardId: string) => closing(db, cardId),
     recoverStale: (trx: Executor, userId: string, now: Date) => recoverStale(deps.inFlight, trx, userId, now),
     recover: (graceMs?: number) => recover(deps, graceMs),

@@ -203,7 +203,29 @@ export interface Health {
 
 export type CardWithBalance = CardRow & { balance: number };
 
-export function toCard(row: CardWithBalance): Card {
+/** The columns `toCard` reads (a statement that returns a card names them: `settleCreation`). */
+export type CardViewRow = Pick<
+  CardWithBalance,
+  | 'id'
+  | 'number'
+  | 'created_at'
+  | 'updated_at'
+  | 'category'
+  | 'masked_pan'
+  | 'name'
+  | 'balance'
+  | 'deposit'
+  | 'limit_amount'
+  | 'plan_id'
+  | 'status'
+  | 'currency'
+  | 'bin_id'
+  | 'three_ds'
+  | 'provider_ready'
+  | 'address'
+>;
+
+export function toCard(row: CardViewRow): Card {
   return {
     id: row.id,
     number: row.number,

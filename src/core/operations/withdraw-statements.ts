@@ -1,5 +1,5 @@
-import { sql } from 'kysely';
-import { compiledOnce } from '../../db/compiled-query.js';
+import { type RawBuilder, sql } from 'kysely';
+import { type CompiledOnce, compiledOnce } from '../../db/compiled-query.js';
 import type { CardRow, Executor } from '../../db/schema.js';
 import type { Cents } from '../ledger/money.js';
 
@@ -8,8 +8,8 @@ import type { Cents } from '../ledger/money.js';
 // by conditional updates, each mirroring a named check of `src/core/rules/rules.ts`; the caller words a
 // refusal with those same checks, from the figures returned.
 
-/** What the hold statement did, and what the named checks need to word a refusal. */
-export interface WithdrawalHold {
+/** What a hold statement did (a withdrawal's, a closure's), and what the named checks need to word a refusal. */
+export interface CardHold {
   /** The caller has operations pending past the grace period: nothing was done (the recovery runs first). */
   stale: boolean;
   card?: Pick<CardRow, 'account_id' | 'status' | 'currency' | 'provider_card_id' | 'last_withdraw_attempt_at'> & {
@@ -22,7 +22,7 @@ export interface WithdrawalHold {
   heldJournalId?: number;
 }
 
-interface HoldRow {
+export interface HoldRow {
   stale: boolean;
   account_id: number | null;
   status: CardRow['status'] | null;
@@ -36,16 +36,121 @@ interface HoldRow {
 }
 
 /**
+ * `stale`: the caller's operations pending past the grace period. When there are any, the statement does
+ * nothing and the caller takes the path that recovers them first (`recoverStale`): a rare case.
+ */
+export const staleOperations = (userId: string, staleBefore: string) => sql`
+  stale as (
+    select exists (select 1 from pending_operations where user_id = ${userId} and created_at <= ${staleBefore}) as found
+  )`;
+
+/**
+ * `card`: the caller's card, its row locked, its account's balance (locked too, `lockedBalance`) and whether
+ * the withdrawals' cooldown (closures' too) has passed.
+ */
+export const lockedCard = (cardId: string, userId: string, threshold: string) => sql`
+  card as (
+    select cards.id, cards.account_id, cards.status, cards.currency, cards.provider_card_id, cards.provider_ready,
+      cards.last_withdraw_attempt_at, accounts.balance as available,
+      (cards.last_withdraw_attempt_at is null or cards.last_withdraw_attempt_at <= ${threshold}) as cooled
+    from cards join accounts on accounts.id = cards.account_id, stale
+    where cards.id = ${cardId} and cards.user_id = ${userId} and not stale.found
+    for update of cards, accounts
+  )`;
+
+/** An amount posted to an account, as SQL expressions over the statement's CTEs. */
+type Posting = [account: RawBuilder<unknown>, amount: RawBuilder<unknown>];
+
+/**
+ * The `select` of a journal's entries, for an `insert into entries`: one a posting, beside the row of the CTE
+ * `beside` their figures come from; `journal` names the CTE that wrote the journal. A zero amount is no entry
+ * (the `amount <> 0` check; `postJournal` leaves them out too).
+ */
+export const journalEntries = (journal: string, beside: string, postings: Posting[]) => sql`
+  select ${sql.ref(`${journal}.id`)}, posting.account_id, posting.amount
+  from ${sql.table(journal)} cross join ${sql.table(beside)} cross join lateral (values
+    ${sql.join(postings.map(([account, amount]) => sql`(${account}, ${amount})`))}
+  ) as posting (account_id, amount)
+  where posting.amount <> 0`;
+
+/** What `heldRecords` writes: the operation, its kind and its statement line's type, and the amount (an SQL expression over `card`). */
+interface HeldRecords {
+  kind: 'withdraw' | 'close';
+  lineType: 'withdrawal' | 'card_close';
+  amount: RawBuilder<unknown>;
+  operationId: string;
+  userId: string;
+  inFlightAccountId: number;
+  reference: string;
+  at: string;
+}
+
+/**
+ * Once `debit` has taken the amount off the card's account: the hold's journal and entries (the in-flight
+ * account's entry alone, `Posting.system`), the `Pending` line and the pending operation (`hold` in
+ * `pending-operations.ts`).
+ */
+export const heldRecords = ({ kind, lineType, amount, operationId, userId, inFlightAccountId, reference, at }: HeldRecords) => sql`
+  journal as (
+    insert into journals (reference, kind, created_at) select ${reference}, ${sql.lit(`${kind}_hold`)}, ${at} from debit returning id
+  ),
+  entries as (
+    insert into entries (journal_id, account_id, amount)
+    ${journalEntries('journal', 'card', [
+      [sql`card.account_id`, sql`-${amount}`],
+      [sql`${inFlightAccountId}::integer`, amount],
+    ])}
+  ),
+  line as (
+    insert into card_transactions (id, card_id, user_id, journal_id, status, side, amount, currency, type, merchant_name,
+      original_amount, original_currency, decline_code, created_at, updated_at, card_position)
+    select ${operationId}, card.id, ${userId}, journal.id, 'Pending', 'Debit', ${amount}, card.currency, ${sql.lit(lineType)},
+      'Wallet', ${amount}, card.currency, null, ${at}, ${at}, 0
+    from journal cross join card
+  ),
+  pending as (
+    insert into pending_operations (id, kind, user_id, card_id, account_id, amount, hold_journal_id, coupon_id, created_at)
+    select ${operationId}, ${sql.lit(kind)}, ${userId}, card.id, card.account_id, ${amount}, journal.id, null, ${at}
+    from journal cross join card
+  )`;
+
+/** The one row a hold statement returns: what it found of the caller's card, and the hold's journal when it held. */
+export const holdOutcome = sql`
+  select stale.found as stale, card.account_id, card.status, card.currency, card.provider_card_id, card.provider_ready,
+    card.last_withdraw_attempt_at, card.cooled, card.available, journal.id as journal_id
+  from stale left join card on true left join journal on true`;
+
+/** Runs a hold statement (`holdWithdrawal`, `holdClosure`) and reads its one row. */
+export async function holdOnce<Args extends unknown[]>(
+  statement: CompiledOnce<Args, HoldRow>,
+  ex: Executor,
+  ...args: Args
+): Promise<CardHold> {
+  const row = await statement.executeTakeOne(ex, ...args);
+  const hold: CardHold = { stale: row.stale };
+  if (row.status !== null) {
+    hold.card = {
+      account_id: row.account_id!,
+      status: row.status,
+      currency: row.currency!,
+      provider_card_id: row.provider_card_id!,
+      last_withdraw_attempt_at: row.last_withdraw_attempt_at,
+      providerReady: Number(row.provider_ready) !== 0,
+      cooled: Boolean(row.cooled),
+      available: Number(row.available),
+    };
+  }
+  if (row.journal_id !== null) hold.heldJournalId = row.journal_id;
+  return hold;
+}
+
+/**
  * The hold: steps of `withdraw`'s first transaction, as data-modifying CTEs.
- * - `stale`: the caller's operations pending past the grace period. When there are any, the statement does
- *   nothing and the caller takes the path that recovers them first (`recoverStale`): a rare case.
- * - `card`: the caller's card, its row locked, and its account's balance (locked too, `lockedBalance`).
+ * - `stale` (`staleOperations`), then `card` (`lockedCard`).
  * - `claimed`: the attempt is recorded when the cooldown has passed (`withdrawCooldownRefusal`), refused
  *   later or not (spec 4.7: an attempt counts).
  * - `debit`: the amount off the card's account, only when the card is neither closed nor unissued
- *   (`withdrawStateRefusal`) and holds it (`cardCoverRefusal`); then the hold's journal and entries (the
- *   in-flight account's entry alone, `Posting.system`), the `Pending` line and the pending operation
- *   (`hold` in `pending-operations.ts`).
+ *   (`withdrawStateRefusal`) and holds it (`cardCoverRefusal`); then what `heldRecords` writes.
  */
 export const holdWithdrawal = compiledOnce(
   9,
@@ -63,17 +168,8 @@ export const holdWithdrawal = compiledOnce(
   ) => ({
     compile: () =>
       sql<HoldRow>`
-        with stale as (
-          select exists (select 1 from pending_operations where user_id = ${userId} and created_at <= ${staleBefore}) as found
-        ),
-        card as (
-          select cards.id, cards.account_id, cards.status, cards.currency, cards.provider_card_id, cards.provider_ready,
-            cards.last_withdraw_attempt_at, accounts.balance as available,
-            (cards.last_withdraw_attempt_at is null or cards.last_withdraw_attempt_at <= ${threshold}) as cooled
-          from cards join accounts on accounts.id = cards.account_id, stale
-          where cards.id = ${cardId} and cards.user_id = ${userId} and not stale.found
-          for update of cards, accounts
-        ),
+        with ${staleOperations(userId, staleBefore)},
+        ${lockedCard(cardId, userId, threshold)},
         claimed as (
           update cards set last_withdraw_attempt_at = ${at} from card where cards.id = card.id and card.cooled returning cards.id
         ),
@@ -86,57 +182,11 @@ export const holdWithdrawal = compiledOnce(
             and accounts.balance - ${amount}::bigint >= 0
           returning accounts.id
         ),
-        journal as (
-          insert into journals (reference, kind, created_at) select ${reference}, 'withdraw_hold', ${at} from debit returning id
-        ),
-        entries as (
-          insert into entries (journal_id, account_id, amount)
-          select journal.id, posting.account_id, posting.amount
-          from journal cross join card cross join lateral (values
-            (card.account_id, -${amount}::bigint),
-            (${inFlightAccountId}::integer, ${amount}::bigint)
-          ) as posting (account_id, amount)
-        ),
-        line as (
-          insert into card_transactions (id, card_id, user_id, journal_id, status, side, amount, currency, type, merchant_name,
-            original_amount, original_currency, decline_code, created_at, updated_at, card_position)
-          select ${operationId}, card.id, ${userId}, journal.id, 'Pending', 'Debit', ${amount}::bigint, card.currency, 'withdrawal',
-            'Wallet', ${amount}::bigint, card.currency, null, ${at}, ${at}, 0
-          from journal cross join card
-        ),
-        pending as (
-          insert into pending_operations (id, kind, user_id, card_id, account_id, amount, hold_journal_id, coupon_id, created_at)
-          select ${operationId}, 'withdraw', ${userId}, card.id, card.account_id, ${amount}::bigint, journal.id, null, ${at}
-          from journal cross join card
-        )
-        select stale.found as stale, card.account_id, card.status, card.currency, card.provider_card_id, card.provider_ready, card.last_withdraw_attempt_at,
-          card.cooled, card.available, journal.id as journal_id
-        from stale left join card on true left join journal on true
+        ${heldRecords({ kind: 'withdraw', lineType: 'withdrawal', amount: sql`${amount}::bigint`, operationId, userId, inFlightAccountId, reference, at })}
+        ${holdOutcome}
       `.compile(ex),
   }),
 );
-
-export async function holdWithdrawalOnce(
-  ex: Executor,
-  args: Parameters<typeof holdWithdrawal.execute> extends [Executor, ...infer A] ? A : never,
-): Promise<WithdrawalHold> {
-  const row = await holdWithdrawal.executeTakeOne(ex, ...args);
-  const hold: WithdrawalHold = { stale: row.stale };
-  if (row.status !== null) {
-    hold.card = {
-      account_id: row.account_id!,
-      status: row.status,
-      currency: row.currency!,
-      provider_card_id: row.provider_card_id!,
-      last_withdraw_attempt_at: row.last_withdraw_attempt_at,
-      providerReady: Number(row.provider_ready) !== 0,
-      cooled: Boolean(row.cooled),
-      available: Number(row.available),
-    };
-  }
-  if (row.journal_id !== null) hold.heldJournalId = row.journal_id;
-  return hold;
-}
 
 /** What the settling statement did. */
 export interface WithdrawalSettled {
@@ -180,11 +230,10 @@ export const settleWithdrawal = compiledOnce(
       ),
       entries as (
         insert into entries (journal_id, account_id, amount)
-        select journal.id, posting.account_id, posting.amount
-        from journal cross join wallet cross join lateral (values
-          (${walletAccountId}::integer, wallet.amount),
-          (${inFlightAccountId}::integer, -wallet.amount)
-        ) as posting (account_id, amount)
+        ${journalEntries('journal', 'wallet', [
+          [sql`${walletAccountId}::integer`, sql`wallet.amount`],
+          [sql`${inFlightAccountId}::integer`, sql`-wallet.amount`],
+        ])}
       ),
       line as (
         update card_transactions set status = 'Approved', journal_id = journal.id, updated_at = ${at}

@@ -139,3 +139,40 @@ export function withdrawStateRefusal(card: {
   if (!card.provider_ready) return new CardServiceError('CARD_NOT_READY_WITHDRAW');
   return undefined;
 }
+
+/** A closure's card state (spec 4.11): not a card closed already, nor one the provider has not issued yet. */
+export function closeStateRefusal(card: {
+  status: string;
+  provider_ready: boolean | number;
+}): CardServiceError<'ALREADY_CLOSED' | 'CARD_NOT_READY_CLOSE'> | undefined {
+  if (card.status === 'closed') return new CardServiceError('ALREADY_CLOSED');
+  if (!card.provider_ready) return new CardServiceError('CARD_NOT_READY_CLOSE');
+  return undefined;
+}
+
+/**
+ * A coupon redeemable now (card creation): found, active, not expired, with redemptions left; else `INVALID_COUPON`
+ * with the reason.
+ */
+export function couponRefusal(
+  coupon: { active: number | boolean; expires_at: string | null; max_redemptions: number | null; redemptions: number } | undefined,
+  now: Date,
+): CardServiceError<'INVALID_COUPON'> | undefined {
+  const refused = (reason: string) => new CardServiceError('INVALID_COUPON', { reason });
+  if (!coupon) return refused('coupon not found');
+  if (!coupon.active) return refused('coupon is inactive');
+  if (coupon.expires_at !== null && coupon.expires_at <= now.toISOString()) return refused('coupon has expired');
+  if (coupon.max_redemptions !== null && Number(coupon.redemptions) >= Number(coupon.max_redemptions)) {
+    return refused('coupon has no redemptions left');
+  }
+  return undefined;
+}
+
+/** The wallet covers a card's creation fee: `INSUFFICIENT_BALANCE` with the fee required. */
+export function creationFeeRefusal(
+  figures: { fee: Cents; available: Cents },
+  { refused = false }: Decided = {},
+): CardServiceError<'INSUFFICIENT_BALANCE'> | undefined {
+  if (!refused && figures.fee <= figures.available) return undefined;
+  return new CardServiceError('INSUFFICIENT_BALANCE', { required: figures.fee });
+}
