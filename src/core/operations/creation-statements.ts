@@ -113,11 +113,14 @@ export const holdCreation = compiledOnce(
             and accounts.balance - priced.fee >= 0
           returning priced.fee
         ),
+        -- Counted from \`coupon\`, the row it locked (its newest version), and checked there by \`priced\`: the row
+        -- being updated is read from the statement's snapshot first, so a condition on it, or a count taken from
+        -- it (checked against the limit before the newer version is read), would miss or refuse a use when
+        -- another creation's release lowered the count while this one waited for the lock.
         redeemed as (
-          update coupons set redemptions = coupons.redemptions + 1
-          from debit
-          where coupons.id = ${couponId}::text
-            and (coupons.max_redemptions is null or coupons.redemptions < coupons.max_redemptions)
+          update coupons set redemptions = coupon.redemptions + 1
+          from debit, coupon
+          where coupons.id = coupon.id
         ),
         card_account as (
           insert into accounts (kind, code, balance, updated_at) select 'card', null, 0, ${at} from debit returning id

@@ -173,13 +173,16 @@ export const holdWithdrawal = compiledOnce(
         claimed as (
           update cards set last_withdraw_attempt_at = ${at} from card where cards.id = card.id and card.cooled returning cards.id
         ),
+        -- The balance decided on and taken from is \`card.available\`, read from the account row \`card\` locked (its
+        -- newest version): a condition on \`accounts.balance\` would be read from the statement's snapshot first and
+        -- refuse an amount a refund committed during the lock wait covers. Nobody else can change the row now.
         debit as (
-          update accounts set balance = accounts.balance - ${amount}::bigint, updated_at = ${at}
+          update accounts set balance = card.available - ${amount}::bigint, updated_at = ${at}
           from card
           where accounts.id = card.account_id and accounts.kind <> 'system'
             and card.cooled
             and card.status <> 'closed' and card.provider_ready <> 0
-            and accounts.balance - ${amount}::bigint >= 0
+            and card.available - ${amount}::bigint >= 0
           returning accounts.id
         ),
         ${heldRecords({ kind: 'withdraw', lineType: 'withdrawal', amount: sql`${amount}::bigint`, operationId, userId, inFlightAccountId, reference, at })}
