@@ -21,6 +21,10 @@ describe('which statements are prepared', () => {
     assert.ok(!preparable('update "cards" set "name" = $1 returning *'));
     assert.ok(!preparable('select "id", * from "cards"'));
     assert.ok(!preparable('SELECT DISTINCT * FROM cards'));
+    assert.ok(!preparable('select distinct on ("user_id") * from "cards"'));
+    assert.ok(!preparable('select all * from "cards"'));
+    assert.ok(!preparable('select /* every column */ * from "cards"'));
+    assert.ok(!preparable('table cards'));
   });
 });
 
