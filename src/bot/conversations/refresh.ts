@@ -6,17 +6,19 @@ import type { CardFlowArgs } from './flows.js';
 import { refusalText, type Refusal } from '../ui/refusal-texts.js';
 import { show } from '../ui/screens.js';
 import { call, type Convo } from './kit.js';
+import type { Card } from '../card-service/port.js';
 
-/** After an operation, the card view the flow started from is redrawn in place. */
+/** After an operation, the card view the flow started from is redrawn in place (from `read`, when the card was just read). */
 export async function refreshCardView(
   conversation: Convo,
   s: Services,
   ctx: ConversationContext,
   { cardId, viewMessageId }: CardFlowArgs,
+  read?: Card,
 ): Promise<void> {
   if (!viewMessageId || !ctx.chat) return;
   const outcome = await call(conversation, async (account) => {
-    const card = await account.getCard(cardId);
+    const card = read ?? (await account.getCard(cardId));
     const plan = (await account.listPlans()).find((p) => p.id === card.planId);
     return { card, plan };
   });
@@ -51,5 +53,5 @@ export async function sayMovementRefused(
   const { card, wallet } = now.ok;
   const seen = ctx.t('outcome-now', { name: card.name, cardBalance: localMoney(card.balance), wallet: localMoney(wallet) });
   await show(ctx, { text: `${text}\n\n${seen}` });
-  await refreshCardView(conversation, s, ctx, args);
+  await refreshCardView(conversation, s, ctx, args, card);
 }
