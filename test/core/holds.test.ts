@@ -20,6 +20,16 @@ async function fundedCard(t: TestCore) {
   return { alice, card, wallet: topup.walletBalance };
 }
 
+/** A customer with $1,000 whose card creation is held at the provider's `issue` until `call.release()`. */
+async function heldCreation(t: TestCore) {
+  const alice = await newCustomer(t, 100_000);
+  const { bin, plan } = await catalogue(t);
+  const call = holdNextCall(t, 'issue');
+  const creation = t.core.createCard(alice.caller, { bin_id: bin.id, planId: plan.id, name: 'Travel' });
+  await call.reached;
+  return { alice, plan, call, creation };
+}
+
 for (const dialect of dialects()) {
   describe(`nothing held is invisible (${dialect})`, () => {
     test('a withdrawal held at the provider is a Pending line; settled, the same line turns Approved', async (ctx) => {
@@ -136,11 +146,7 @@ for (const dialect of dialects()) {
 
     test('a creation held at the provider is a card in processing with its fee held; issued, the same card turns active', async (ctx) => {
       const t = await useCore(ctx, dialect);
-      const alice = await newCustomer(t, 100_000);
-      const { bin, plan } = await catalogue(t);
-      const call = holdNextCall(t, 'issue');
-      const creation = t.core.createCard(alice.caller, { bin_id: bin.id, planId: plan.id, name: 'Travel' });
-      await call.reached;
+      const { alice, plan, call, creation } = await heldCreation(t);
 
       const [processing] = await assertShown(t, alice, 100_000);
       assert.ok(processing);
@@ -185,11 +191,7 @@ for (const dialect of dialects()) {
 
     test('a creation the provider refuses: its processing card is removed and the fee given back', async (ctx) => {
       const t = await useCore(ctx, dialect);
-      const alice = await newCustomer(t, 100_000);
-      const { bin, plan } = await catalogue(t);
-      const call = holdNextCall(t, 'issue');
-      const creation = t.core.createCard(alice.caller, { bin_id: bin.id, planId: plan.id, name: 'Travel' });
-      await call.reached;
+      const { alice, plan, call, creation } = await heldCreation(t);
       assert.equal((await t.core.listCards(alice.caller))[0]?.status, 'processing');
       call.release('no stock');
       await assertRefused(creation, 'PROVIDER_FAILED', 'Failed to issue card: no stock');
@@ -201,11 +203,7 @@ for (const dialect of dialects()) {
 
     test('a creation whose key a rotation retired while the provider issued: refused, its card removed and the fee given back', async (ctx) => {
       const t = await useCore(ctx, dialect);
-      const alice = await newCustomer(t, 100_000);
-      const { bin, plan } = await catalogue(t);
-      const call = holdNextCall(t, 'issue');
-      const creation = t.core.createCard(alice.caller, { bin_id: bin.id, planId: plan.id, name: 'Travel' });
-      await call.reached;
+      const { alice, call, creation } = await heldCreation(t);
       await reencryptCardData(t.database.db, t.cipher, createCardDataCipher(randomBytes(32)), t.clock.now().toISOString());
       call.release();
       await assert.rejects(
