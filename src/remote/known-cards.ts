@@ -79,13 +79,22 @@ export function createKnownCards(db: AnyDb) {
     /**
      * Remembers a card (nothing if known already). `fresh`: the bot has just created it, so it has no history
      * to take as such, and its first OTP is pushed however soon it comes; otherwise the first poll takes
-     * the OTPs it already has as history.
+     * the OTPs it already has as history. A card the transactions' poll remembered first (it saw the new
+     * card's deposit before the bot's `fresh` came) and no poll has read since is made fresh all the same:
+     * else its first OTPs would be taken as history and never pushed.
      */
     async remember(userId: string, cardId: string, at: Date, options: { fresh?: boolean } = {}): Promise<void> {
       await tables()
         .insertInto('bot_remote_cards')
         .values(newCardRow(userId, cardId, at, { baselined: options.fresh === true }))
-        .onConflict((oc) => oc.columns(['user_id', 'card_id']).doNothing())
+        .onConflict((oc) =>
+          options.fresh === true
+            ? oc
+                .columns(['user_id', 'card_id'])
+                .doUpdateSet({ baselined_at: at.toISOString() })
+                .where('bot_remote_cards.baselined_at', 'is', null)
+            : oc.columns(['user_id', 'card_id']).doNothing(),
+        )
         .execute();
     },
 

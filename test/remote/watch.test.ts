@@ -229,6 +229,33 @@ describe('remote watch: pushes without events, against a service written from th
         );
       });
 
+      test("a card the bot created is fresh even when the transactions' poll remembered it first: its first OTP is pushed", async (t) => {
+        const core = await useCore(t, dialect);
+        const db = core.database.db;
+        const user = await remoteUser(core, 2);
+        const [created, older] = user.cards as [string, string];
+        const known = createKnownCards(db);
+        const at = new Date();
+        // The transactions' poll saw both deposits first; then the bot's creation says `created` is new.
+        for (const card of user.cards) await known.remember(user.userId, card, at);
+        await known.remember(user.userId, created, at, { fresh: true });
+        // A fresh card already polled keeps the time of its baseline.
+        await known.remember(user.userId, created, new Date(at.getTime() + 60_000), { fresh: true });
+        const rows = await remoteTables(db).selectFrom('bot_remote_cards').select(['card_id', 'baselined_at']).execute();
+        assert.deepEqual(Object.fromEntries(rows.map((r) => [r.card_id, r.baselined_at])), {
+          [created]: at.toISOString(),
+          [older]: null,
+        });
+        const first = fake.addOtp(created, '171717');
+        const history = fake.addOtp(older, '181818');
+        watcher(t, { db, users: async () => [{ userId: user.userId, token: user.token }] });
+        await eventually('both cards were polled', async () => requestsFor(`${created}/otps`) >= 1 && requestsFor(`${older}/otps`) >= 1);
+        await eventually('the first OTP is recorded', async () => (await outboxOf(db, user.userId)).length > 0, { timeoutMs: 5_000 });
+        await sleep(400);
+        const ids = (await outboxOf(db, user.userId)).map((e) => (e.kind === 'otp' ? e.otpId : e.transactionId));
+        assert.deepEqual(ids, [first.id], `not the older card's history (${history.id})`);
+      });
+
       test('two watchers on one database record each item once', async (t) => {
         const core = await useCore(t, dialect);
         const { database } = core;
