@@ -5,6 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import autocannon from 'autocannon';
 import { startCore } from '../src/app/compose.js';
 import { type ChildProcess, spawn } from 'node:child_process';
+import { DEFAULT_POSTGRES_POOL_SIZE } from '../src/db/database.js';
 import { freshPostgresSchema } from '../test/core/dialects.js';
 import { postgresReachable, postgresUrl } from './postgres.js';
 import { ENTRY, freePort } from '../test/helpers/processes.js';
@@ -137,6 +138,7 @@ async function startApis(
   cwd: string,
   databaseUrl: string,
   keyFile: string,
+  poolSize: string | undefined,
 ): Promise<{ urls: string[]; pids: number[]; stop(): Promise<void> }> {
   const started: ChildProcess[] = [];
   const stop = async () => {
@@ -160,8 +162,7 @@ async function startApis(
           API_RATE_LIMIT_PER_TOKEN: '1000000',
           API_RATE_LIMIT_PER_ADDRESS: '1000000',
           LOG_LEVEL: 'info',
-          // `DATABASE_POOL_SIZE=N npm run bench -- scale`: each API process's Postgres connections.
-          ...(process.env.DATABASE_POOL_SIZE && { DATABASE_POOL_SIZE: process.env.DATABASE_POOL_SIZE }),
+          ...(poolSize && { DATABASE_POOL_SIZE: poolSize }),
         },
       });
       started.push(child);
@@ -233,8 +234,16 @@ const row = (side: string, f: Figures, base?: Figures) =>
     base ? `   ${(f.rps / base.rps).toFixed(2)}× SQLite` : ''
   }`;
 
-async function measure(label: string, count: number, cwd: string, databaseUrl: string, keyFile: string, targets: Target[]) {
-  const apis = await startApis(count, cwd, databaseUrl, keyFile);
+async function measure(
+  label: string,
+  count: number,
+  cwd: string,
+  databaseUrl: string,
+  keyFile: string,
+  targets: Target[],
+  poolSize = process.env.DATABASE_POOL_SIZE,
+) {
+  const apis = await startApis(count, cwd, databaseUrl, keyFile, poolSize);
   try {
     await topups(apis.urls, apis.pids, targets); // warm-up: the processes compile their paths
     return await topups(apis.urls, apis.pids, targets);
@@ -266,13 +275,22 @@ export default async function (): Promise<void> {
     // The Postgres database gets its own key fingerprint: a key file of its own.
     const pgKeyFile = path.join(dir, 'pg-card-data.key');
     const pgSeed = await seed(pgUrl, pgKeyFile);
+    // Each process's pool: `DATABASE_POOL_SIZE=N npm run bench -- scale`, else the default (10). Then the
+    // processes again with one pool's connections split between them (`split`), as the README advises.
+    const each = process.env.DATABASE_POOL_SIZE;
+    const total = Number(each ?? DEFAULT_POSTGRES_POOL_SIZE);
     let one: Figures | undefined;
-    for (const count of PROCESS_COUNTS) {
-      const figures = await measure(`Postgres × ${count}`, count, dir, pgUrl, pgKeyFile, pgSeed);
+    const runs: { count: number; poolSize?: string; label: string }[] = [
+      ...PROCESS_COUNTS.map((count) => ({ count, poolSize: each, label: `Postgres, ${count} process${count > 1 ? 'es' : ''}` })),
+      ...PROCESS_COUNTS.filter((count) => count > 1).map((count) => {
+        const poolSize = String(Math.max(2, Math.round(total / count)));
+        return { count, poolSize, label: `  × ${count}, pools of ${poolSize}` };
+      }),
+    ];
+    for (const { count, poolSize, label } of runs) {
+      const figures = await measure(label, count, dir, pgUrl, pgKeyFile, pgSeed, poolSize);
       one ??= figures;
-      console.log(
-        `${row(`Postgres, ${count} process${count > 1 ? 'es' : ''}`, figures, sqlite)}   ${(figures.rps / one.rps).toFixed(2)}× one Postgres process`,
-      );
+      console.log(`${row(label, figures, sqlite)}   ${(figures.rps / one.rps).toFixed(2)}× one Postgres process`);
     }
   } finally {
     await schema?.drop().catch(() => undefined);
