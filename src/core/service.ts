@@ -1,4 +1,4 @@
-import { sql, type Transaction } from 'kysely';
+import { PostgresAdapter, sql, type Transaction } from 'kysely';
 import { compiledOnce } from '../db/compiled-query.js';
 import type { Database } from '../db/schema.js';
 import { createCardOperations } from './operations/cards.js';
@@ -46,7 +46,11 @@ const MAX_REMEMBERED_USES = 10_000;
  */
 export function createCardService(deps: CoreDeps) {
   const { db, clock, settings } = deps;
-  const operationDeps: OperationDeps = { ...deps, systemAccounts: systemAccountIds() };
+  const operationDeps: OperationDeps = {
+    ...deps,
+    systemAccounts: systemAccountIds(),
+    onPostgres: db.getExecutor().adapter instanceof PostgresAdapter,
+  };
 
   // When this process last wrote (or began writing) each token's last use. Requests that read the row
   // before that write committed leave it be: 50 requests crossing the minute at once write once, not 50 times.

@@ -1,4 +1,3 @@
-import { PostgresAdapter } from 'kysely';
 import type { Db } from '../../db/schema.js';
 import type { OperationDeps } from '../deps.js';
 import type { CardDataCipher } from '../keys/secrets.js';
@@ -18,11 +17,10 @@ import { toCard, type Caller, type Card, type SensitiveCardDetails } from './vie
  * unfreeze one (`card-status.ts`), close one (`card-closure.ts`). Each is a function taking what it
  * needs; this factory binds them to one database, clock, provider and cipher.
  */
-export function createCardOperations({ db, clock, provider, cipher, settings, systemAccounts }: OperationDeps) {
+export function createCardOperations({ db, clock, provider, cipher, settings, systemAccounts, onPostgres }: OperationDeps) {
   const guard = inputGuards(settings);
   const cooldowns = createCooldowns(settings);
   const pending = createPendingOperations(db, clock, systemAccounts);
-  const onPostgres = db.getExecutor().adapter instanceof PostgresAdapter;
   const deps = { db, onPostgres, clock, provider, cipher, settings, guard, cooldowns, pending, systemAccounts };
   return {
     quoteCreateCard: (caller: Caller, input: CreateCardInput) => quoteCreateCard(deps, caller, input),

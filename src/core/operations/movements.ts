@@ -1,4 +1,3 @@
-import { PostgresAdapter } from 'kysely';
 import { compiledOnce } from '../../db/compiled-query.js';
 import type { Executor } from '../../db/schema.js';
 import { CardServiceError } from '../rules/errors.js';
@@ -50,11 +49,10 @@ async function largestFitting(upTo: Cents, fits: (amount: Cents) => Promise<bool
 }
 
 /** Money between the wallet and a card: top-ups (with their quote) and withdrawals. */
-export function createMovementOperations({ db, clock, provider, settings, systemAccounts }: OperationDeps) {
+export function createMovementOperations({ db, clock, provider, settings, systemAccounts, onPostgres }: OperationDeps) {
   const guard = inputGuards(settings);
   const cooldowns = createCooldowns(settings);
   const pending = createPendingOperations(db, clock, systemAccounts);
-  const onPostgres = db.getExecutor().adapter instanceof PostgresAdapter;
 
   /**
    * Postgres: the top-up as one statement (`topupInOneStatement`), committed on its own, or with
