@@ -1,6 +1,7 @@
 import type { Db } from '../db/schema.js';
 import type { ChatLinkPort } from './operations/chat-links.js';
 import type { CardDataCipher } from './keys/secrets.js';
+import type { SystemAccountIds } from './ledger/ledger.js';
 import type { Clock } from '../infra/clock.js';
 import type { CommittedEvents } from './operations/events.js';
 import type { OtpMailbox } from './provider/mailbox.js';
@@ -19,4 +20,12 @@ export interface CoreDeps {
   chatLinks: ChatLinkPort;
   /** Told when events were committed (`db` announces them: see `announcingCommits`), for the outbox's consumers to subscribe to. */
   committedEvents?: CommittedEvents;
+}
+
+/** `CoreDeps` and what the core builds once from them for all its operations (`createCardService`). */
+export interface OperationDeps extends CoreDeps {
+  /** The system accounts' ids, each looked up once for the whole core. */
+  systemAccounts: SystemAccountIds;
+  /** Whether `db` is Postgres, where operations run their transactions as single statements (`*-statements.ts`). */
+  onPostgres: boolean;
 }

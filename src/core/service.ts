@@ -1,14 +1,15 @@
-import { sql, type Transaction } from 'kysely';
+import { PostgresAdapter, sql, type Transaction } from 'kysely';
 import { compiledOnce } from '../db/compiled-query.js';
 import type { Database } from '../db/schema.js';
 import { createCardOperations } from './operations/cards.js';
-import type { CoreDeps } from './deps.js';
+import type { CoreDeps, OperationDeps } from './deps.js';
 import { CardServiceError } from './rules/errors.js';
 import { createEventOutbox } from './operations/events.js';
 import { createHistoryOperations } from './operations/history.js';
 import { createMovementOperations } from './operations/movements.js';
 import { inputGuards } from './rules/schemas.js';
 import { hashToken } from './keys/secrets.js';
+import { systemAccountIds } from './ledger/ledger.js';
 import { toBin, toPlan, type Bin, type Caller, type Health, type Plan } from './operations/views.js';
 
 const callerByTokenHash = compiledOnce(1, (ex, tokenHash: string) =>
@@ -45,6 +46,11 @@ const MAX_REMEMBERED_USES = 10_000;
  */
 export function createCardService(deps: CoreDeps) {
   const { db, clock, settings } = deps;
+  const operationDeps: OperationDeps = {
+    ...deps,
+    systemAccounts: systemAccountIds(),
+    onPostgres: db.getExecutor().adapter instanceof PostgresAdapter,
+  };
 
   // When this process last wrote (or began writing) each token's last use. Requests that read the row
   // before that write committed leave it be: 50 requests crossing the minute at once write once, not 50 times.
@@ -74,8 +80,8 @@ export function createCardService(deps: CoreDeps) {
     schemas: inputGuards(settings).schemas,
     settings,
     events: createEventOutbox(db, deps.committedEvents),
-    ...createCardOperations(deps),
-    ...createMovementOperations(deps),
+    ...createCardOperations(operationDeps),
+    ...createMovementOperations(operationDeps),
     ...createHistoryOperations(deps),
 
     /** The caller an API token stands for; a missing, unknown or revoked token is refused. */

@@ -65,6 +65,7 @@ describe('the named checks', () => {
     assert.equal(reason({ ...usable, active: 0 }), 'coupon is inactive');
     assert.equal(reason({ ...usable, expires_at: '2026-03-01T12:00:00.000Z' }), 'coupon has expired');
     assert.equal(couponRefusal({ ...usable, redemptions: 2 }, now)?.message, 'Invalid coupon: coupon has no redemptions left');
+    assert.equal(couponRefusal(usable, now, { refused: true })?.message, 'Invalid coupon: coupon has no redemptions left');
   });
 
   it('creationFeeRefusal: a fee within the wallet passes; else INSUFFICIENT_BALANCE with the fee required', () => {

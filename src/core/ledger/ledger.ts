@@ -68,8 +68,15 @@ export async function systemAccountId(trx: Executor, code: SystemAccount): Promi
   return created.id;
 }
 
-/** `systemAccountId`, each account looked up once: for one database (a core keeps one). */
-export function systemAccountIds(): (ex: Executor, code: SystemAccount) => Promise<number> {
+/** A system account's id, looked up once per account (`systemAccountIds`). */
+export type SystemAccountIds = (ex: Executor, code: SystemAccount) => Promise<number>;
+
+/**
+ * `systemAccountId`, each account looked up once: for one database (a core keeps one, which its
+ * operations share). An id never changes once the account exists (the seed creates them all), so one
+ * found inside a transaction may be kept for the next.
+ */
+export function systemAccountIds(): SystemAccountIds {
   const ids = new Map<SystemAccount, number>();
   return async (ex, code) => {
     const id = ids.get(code) ?? (await systemAccountId(ex, code));

@@ -31,9 +31,8 @@ export async function creationFee(trx: Executor, fee: Cents, couponId: string | 
     .where('id', '=', couponId)
     .where((eb) => eb.or([eb('max_redemptions', 'is', null), eb('redemptions', '<', eb.ref('max_redemptions'))]))
     .executeTakeFirst();
-  if (redeemed.numUpdatedRows === 0n) {
-    throw new CardServiceError('INVALID_COUPON', { reason: 'coupon has no redemptions left' });
-  }
+  // The update decided; the named check words the refusal.
+  if (redeemed.numUpdatedRows === 0n) throw couponRefusal(coupon, now, { refused: true })!;
   return discounted(fee, coupon);
 }
 

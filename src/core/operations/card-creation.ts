@@ -3,7 +3,7 @@ import type { BinRow, Db, Executor, PlanRow } from '../../db/schema.js';
 import type { Clock } from '../../infra/clock.js';
 import { retiredKeyError, sealCardData, sealWith } from '../keys/card-data-keys.js';
 import type { CardDataCipher } from '../keys/secrets.js';
-import { createAccount, postJournal, SYSTEM_ACCOUNTS, type systemAccountIds } from '../ledger/ledger.js';
+import { createAccount, postJournal, SYSTEM_ACCOUNTS, type SystemAccountIds } from '../ledger/ledger.js';
 import { maskPan } from '../provider/luhn.js';
 import type { CardProvider, IssuedCard } from '../provider/provider.js';
 import { CardServiceError } from '../rules/errors.js';
@@ -28,7 +28,7 @@ export interface CreationDeps {
   pending: PendingOperations;
   /** Postgres takes each of the creation's transactions as one statement (`creation-statements.ts`). */
   onPostgres: boolean;
-  systemAccounts: ReturnType<typeof systemAccountIds>;
+  systemAccounts: SystemAccountIds;
 }
 
 /** What the creation's last transaction writes a card from. */

@@ -1,8 +1,6 @@
-import { PostgresAdapter } from 'kysely';
 import type { Db } from '../../db/schema.js';
-import type { CoreDeps } from '../deps.js';
+import type { OperationDeps } from '../deps.js';
 import type { CardDataCipher } from '../keys/secrets.js';
-import { systemAccountIds } from '../ledger/ledger.js';
 import { createCooldowns } from '../rules/cooldowns.js';
 import { CardServiceError } from '../rules/errors.js';
 import { inputGuards, type CreateCardInput } from '../rules/schemas.js';
@@ -19,12 +17,11 @@ import { toCard, type Caller, type Card, type SensitiveCardDetails } from './vie
  * unfreeze one (`card-status.ts`), close one (`card-closure.ts`). Each is a function taking what it
  * needs; this factory binds them to one database, clock, provider and cipher.
  */
-export function createCardOperations({ db, clock, provider, cipher, settings }: CoreDeps) {
+export function createCardOperations({ db, clock, provider, cipher, settings, systemAccounts, onPostgres }: OperationDeps) {
   const guard = inputGuards(settings);
   const cooldowns = createCooldowns(settings);
-  const pending = createPendingOperations(db, clock);
-  const onPostgres = db.getExecutor().adapter instanceof PostgresAdapter;
-  const deps = { db, onPostgres, clock, provider, cipher, settings, guard, cooldowns, pending, systemAccounts: systemAccountIds() };
+  const pending = createPendingOperations(db, clock, systemAccounts);
+  const deps = { db, onPostgres, clock, provider, cipher, settings, guard, cooldowns, pending, systemAccounts };
   return {
     quoteCreateCard: (caller: Caller, input: CreateCardInput) => quoteCreateCard(deps, caller, input),
     createCard: (caller: Caller, input: CreateCardInput, hooks?: OperationHooks<Card>) => createCard(deps, caller, input, hooks),

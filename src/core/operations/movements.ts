@@ -1,4 +1,3 @@
-import { PostgresAdapter } from 'kysely';
 import { compiledOnce } from '../../db/compiled-query.js';
 import type { Executor } from '../../db/schema.js';
 import { CardServiceError } from '../rules/errors.js';
@@ -8,9 +7,9 @@ import { accountBalance, checkCardId, findOwnedCard, lockedBalance } from './car
 import { recordCardTransaction } from './card-records.js';
 import { createCooldowns, runAttempt } from '../rules/cooldowns.js';
 import { newRecordId } from '../ids.js';
-import type { CoreDeps } from '../deps.js';
+import type { OperationDeps } from '../deps.js';
 import { platformFeeFor } from '../ledger/fees.js';
-import { postJournal, SYSTEM_ACCOUNTS, systemAccountId } from '../ledger/ledger.js';
+import { postJournal, SYSTEM_ACCOUNTS } from '../ledger/ledger.js';
 import { createPendingOperations, PENDING_GRACE_MS } from './pending-operations.js';
 import {
   cardCoverRefusal,
@@ -50,13 +49,10 @@ async function largestFitting(upTo: Cents, fits: (amount: Cents) => Promise<bool
 }
 
 /** Money between the wallet and a card: top-ups (with their quote) and withdrawals. */
-export function createMovementOperations({ db, clock, provider, settings }: CoreDeps) {
-  let revenueAccount: number | undefined;
-  let inFlightAccount: number | undefined;
+export function createMovementOperations({ db, clock, provider, settings, systemAccounts, onPostgres }: OperationDeps) {
   const guard = inputGuards(settings);
   const cooldowns = createCooldowns(settings);
-  const pending = createPendingOperations(db, clock);
-  const onPostgres = db.getExecutor().adapter instanceof PostgresAdapter;
+  const pending = createPendingOperations(db, clock, systemAccounts);
 
   /**
    * Postgres: the top-up as one statement (`topupInOneStatement`), committed on its own, or with
@@ -70,8 +66,7 @@ export function createMovementOperations({ db, clock, provider, settings }: Core
     now: Date,
     hooks: OperationHooks<TopupResult>,
   ): Promise<TopupResult> {
-    revenueAccount ??= await systemAccountId(db, SYSTEM_ACCOUNTS.revenue);
-    const revenue = revenueAccount;
+    const revenue = await systemAccounts(db, SYSTEM_ACCOUNTS.revenue);
     const threshold = new Date(now.getTime() - settings.topupCooldownSeconds * 1000).toISOString();
     const transactionId = newRecordId();
     const work = async (ex: Executor): Promise<TopupResult> => {
@@ -123,8 +118,7 @@ export function createMovementOperations({ db, clock, provider, settings }: Core
     hooks: OperationHooks<WithdrawResult>,
   ): Promise<WithdrawResult | undefined> {
     checkCardId(cardId);
-    inFlightAccount ??= await systemAccountId(db, SYSTEM_ACCOUNTS.inFlight);
-    const inFlight = inFlightAccount;
+    const inFlight = await pending.inFlightAccount(db);
     const at = now.toISOString();
     const operationId = newRecordId();
     const held = await holdOnce(
@@ -253,7 +247,7 @@ export function createMovementOperations({ db, clock, provider, settings }: Core
           const fee = await platformFeeFor(trx, card.category, amount);
           const total = amount + fee;
           const transactionId = newRecordId();
-          revenueAccount ??= await systemAccountId(trx, SYSTEM_ACCOUNTS.revenue);
+          const revenue = await systemAccounts(trx, SYSTEM_ACCOUNTS.revenue);
           const posted = await postJournal(trx, {
             reference: `topup:${transactionId}`,
             kind: 'topup',
@@ -261,7 +255,7 @@ export function createMovementOperations({ db, clock, provider, settings }: Core
             postings: [
               { accountId: caller.walletAccountId, amount: -total },
               { accountId: card.account_id, amount },
-              { accountId: revenueAccount, amount: fee, system: true },
+              { accountId: revenue, amount: fee, system: true },
             ],
           });
           if (!posted) {

@@ -3,11 +3,11 @@ import type { Database, Db, Executor, PendingOperationRow } from '../../db/schem
 import type { Clock } from '../../infra/clock.js';
 import { runAttempt } from '../rules/cooldowns.js';
 import { callProvider, CardServiceError } from '../rules/errors.js';
-import { postJournal, type PostedJournal } from '../ledger/ledger.js';
+import { postJournal, SYSTEM_ACCOUNTS, systemAccountIds, type PostedJournal, type SystemAccountIds } from '../ledger/ledger.js';
 import type { Cents } from '../ledger/money.js';
 import type { OperationHooks } from '../service.js';
 import { recordCardTransaction } from './card-records.js';
-import { type HeldDestination, type InFlight, inFlightAccount, moveHeld, release, settleLine } from './pending-settlement.js';
+import { type HeldDestination, type InFlight, moveHeld, release, settleLine } from './pending-settlement.js';
 
 export type PendingKind = PendingOperationRow['kind'];
 type PendingQuery = DeleteQueryBuilder<Database, 'pending_operations', DeleteResult>;
@@ -66,10 +66,10 @@ export interface RecoveredOperation {
  * the card `active`; a release removes them.
  *
  * Each step is a function below taking what it needs; this factory binds them to one database, clock
- * and in-flight account.
+ * and in-flight account, its id from the core's `systemAccounts` (a recovery on its own keeps its own).
  */
-export function createPendingOperations(db: Db, clock: Clock) {
-  const deps: PendingDeps = { db, clock, inFlight: inFlightAccount() };
+export function createPendingOperations(db: Db, clock: Clock, systemAccounts: SystemAccountIds = systemAccountIds()) {
+  const deps: PendingDeps = { db, clock, inFlight: (ex) => systemAccounts(ex, SYSTEM_ACCOUNTS.inFlight) };
   return {
     hold: (trx: Executor, request: HoldRequest) => hold(deps.inFlight, trx, request),
     record,

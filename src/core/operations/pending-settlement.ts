@@ -1,5 +1,5 @@
 import type { Executor, PendingOperationRow } from '../../db/schema.js';
-import { postJournal, SYSTEM_ACCOUNTS, systemAccountId, type PostedJournal } from '../ledger/ledger.js';
+import { postJournal, type PostedJournal } from '../ledger/ledger.js';
 import type { Cents } from '../ledger/money.js';
 import { lockedCardStatus } from './card-queries.js';
 import { recordCardTransaction } from './card-records.js';
@@ -9,12 +9,6 @@ import { recordCardTransaction } from './card-records.js';
 
 /** The in-flight system account's id, which holds what pending operations hold. */
 export type InFlight = (trx: Executor) => Promise<number>;
-
-/** Looks the in-flight account up on first use and keeps its id. */
-export function inFlightAccount(): InFlight {
-  let id: number | undefined;
-  return async (trx) => (id ??= await systemAccountId(trx, SYSTEM_ACCOUNTS.inFlight));
-}
 
 /** Where `moveHeld` sends what an operation held: an account (`system` when a system account's), under a journal. */
 export interface HeldDestination {

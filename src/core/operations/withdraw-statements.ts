@@ -9,7 +9,7 @@ import type { Cents } from '../ledger/money.js';
 // refusal with those same checks, from the figures returned.
 
 /** What a hold statement did (a withdrawal's, a closure's), and what the named checks need to word a refusal. */
-export interface CardHold {
+export interface HoldOutcome {
   /** The caller has operations pending past the grace period: nothing was done (the recovery runs first). */
   stale: boolean;
   card?: Pick<CardRow, 'account_id' | 'status' | 'currency' | 'provider_card_id' | 'last_withdraw_attempt_at'> & {
@@ -125,9 +125,9 @@ export async function holdOnce<Args extends unknown[]>(
   statement: CompiledOnce<Args, HoldRow>,
   ex: Executor,
   ...args: Args
-): Promise<CardHold> {
+): Promise<HoldOutcome> {
   const row = await statement.executeTakeOne(ex, ...args);
-  const hold: CardHold = { stale: row.stale };
+  const hold: HoldOutcome = { stale: row.stale };
   if (row.status !== null) {
     hold.card = {
       account_id: row.account_id!,

@@ -152,18 +152,19 @@ export function closeStateRefusal(card: {
 
 /**
  * A coupon redeemable now (card creation): found, active, not expired, with redemptions left; else `INVALID_COUPON`
- * with the reason.
+ * with the reason. `refused`: a conditional redemption found none left.
  */
 export function couponRefusal(
   coupon: { active: number | boolean; expires_at: string | null; max_redemptions: number | null; redemptions: number } | undefined,
   now: Date,
+  { refused = false }: Decided = {},
 ): CardServiceError<'INVALID_COUPON'> | undefined {
-  const refused = (reason: string) => new CardServiceError('INVALID_COUPON', { reason });
-  if (!coupon) return refused('coupon not found');
-  if (!coupon.active) return refused('coupon is inactive');
-  if (coupon.expires_at !== null && coupon.expires_at <= now.toISOString()) return refused('coupon has expired');
-  if (coupon.max_redemptions !== null && Number(coupon.redemptions) >= Number(coupon.max_redemptions)) {
-    return refused('coupon has no redemptions left');
+  const invalid = (reason: string) => new CardServiceError('INVALID_COUPON', { reason });
+  if (!coupon) return invalid('coupon not found');
+  if (!coupon.active) return invalid('coupon is inactive');
+  if (coupon.expires_at !== null && coupon.expires_at <= now.toISOString()) return invalid('coupon has expired');
+  if (refused || (coupon.max_redemptions !== null && Number(coupon.redemptions) >= Number(coupon.max_redemptions))) {
+    return invalid('coupon has no redemptions left');
   }
   return undefined;
 }
