@@ -136,6 +136,11 @@ export interface CardTransactionsTable {
    * insert (src/core/operations/card-records.ts; on Postgres by a trigger); migrations/20261124_04_card_positions.ts.
    */
   card_position: number;
+  /**
+   * Postgres: true when the writer took the position itself (the top-up statement), so the trigger did not;
+   * null otherwise (migrations/20261127_01_positions_given.ts).
+   */
+  position_given: boolean | null;
   journal_id: number | null;
   /** `Pending` while the withdrawal or closure it belongs to waits on the provider (its id is the operation's). */
   status: 'Approved' | 'Declined' | 'Pending';

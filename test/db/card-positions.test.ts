@@ -88,6 +88,11 @@ for (const dialect of dialects()) {
         placed.map((p) => p.place),
       );
       for (const [i, card] of cards.entries()) assert.deepEqual(await counts(t, card.id), { transactions: 3 * (i + 1), last: 3 * (i + 1) });
+      // On Postgres the top-up statement takes its line's position itself and marks it; the trigger takes the others'.
+      const marks = await t.database.db.selectFrom('card_transactions').select(['type', 'position_given']).execute();
+      for (const { type, position_given } of marks) {
+        assert.equal(Boolean(position_given), dialect === 'postgres' && type === 'topup', `${type} on ${dialect}`);
+      }
     });
 
     test("a deleted line's position is never given again: the next line takes the one after the last", async (ctx) => {

@@ -47,6 +47,9 @@ interface Row {
  *   may not change one row twice.
  * - the card's account, the journal, its entries (the revenue's entry alone: system accounts keep no
  *   balance row, see `Posting.system`) and the statement line, only when the money moved.
+ * - `counted`: the line's position, from the upsert of its card's counts row that the position trigger
+ *   would make (migrations/20261124_04_card_positions.ts), under the same row lock; the line is marked
+ *   `position_given`, so the trigger leaves it be (migrations/20261127_01_positions_given.ts).
  * The fee is `platformFeeFor`'s: percent half-up, plus the fixed part.
  */
 export const topupInOneStatement = compiledOnce(
@@ -114,12 +117,19 @@ export const topupInOneStatement = compiledOnce(
           ) as posting (account_id, amount)
           where posting.amount <> 0
         ),
+        counted as (
+          insert into card_transaction_counts as counts (user_id, card_id, transactions, last_position)
+          select ${userId}, card.id, 1, 1 from journal cross join card
+          on conflict (user_id, card_id) do update
+          set transactions = counts.transactions + 1, last_position = counts.last_position + 1
+          returning counts.last_position
+        ),
         line as (
           insert into card_transactions (id, card_id, user_id, journal_id, status, side, amount, currency, type, merchant_name,
-            original_amount, original_currency, decline_code, created_at, updated_at, card_position)
+            original_amount, original_currency, decline_code, created_at, updated_at, card_position, position_given)
           select ${transactionId}, card.id, ${userId}, journal.id, 'Approved', 'Credit', ${amount}::bigint, card.currency, 'topup',
-            'Wallet top-up', ${amount}::bigint, card.currency, null, ${at}, ${at}, 0
-          from journal cross join card
+            'Wallet top-up', ${amount}::bigint, card.currency, null, ${at}, ${at}, counted.last_position, true
+          from journal cross join card cross join counted
         )
         select priced.status, priced.category, priced.currency, priced.last_topup_attempt_at, priced.deposit, priced.limit_amount,
           priced.cooled, priced.fee, journal.id as journal_id, wallet.balance as wallet_balance, card_account.balance as card_balance,
