@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import autocannon from 'autocannon';
 import { startCore } from '../src/app/compose.js';
 import { type ChildProcess, spawn } from 'node:child_process';
-import { DEFAULT_POSTGRES_POOL_SIZE } from '../src/db/database.js';
+import { DEFAULT_POSTGRES_POOL_SIZE } from '../src/db/pool-size.js';
 import { freshPostgresSchema } from '../test/core/dialects.js';
 import { postgresReachable, postgresUrl } from './postgres.js';
 import { ENTRY, freePort } from '../test/helpers/processes.js';

@@ -44,6 +44,8 @@ const MAY_IMPORT: Record<string, string[]> = {
   db: ['infra'],
   // The core: rules and operations over the database, never an edge (the bot, the API, the CLI, remote mode, the app).
   core: ['db', 'infra'],
+  // The HTTP API: the core's HTTP face, never the bot (the Mini App's bot side is passed in by the composition root).
+  api: ['app', 'core', 'db', 'infra'],
 };
 
 for (const [folder, allowed] of Object.entries(MAY_IMPORT)) {

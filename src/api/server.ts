@@ -28,8 +28,7 @@ import { cardRoutes } from './routes/cards.js';
 import { catalogueRoutes } from './routes/catalogue.js';
 import { historyRoutes } from './routes/history.js';
 import { movementRoutes } from './routes/movements.js';
-import { webAppRoutes, type WebAppDeps, type WebAppOptions } from './webapp.js';
-import { embeddedCardService } from '../bot/card-service/embedded.js';
+import { webAppRoutes, type WebAppFromBot, type WebAppOptions } from './webapp.js';
 
 export interface HttpServerDeps {
   core: CardService;
@@ -66,10 +65,10 @@ export interface HttpServerDeps {
   /** Collects request durations when given (served apart, by `serveMetrics`); nothing is collected otherwise. */
   metrics?: ApiMetrics;
   /**
-   * The card-details Mini App (`WEBAPP_URL` with the bot's token); not served when absent. Its details come
-   * through the bot's card-service port: `cards` (remote mode's), else the embedded core's.
+   * The card-details Mini App (`WEBAPP_URL` with the bot's token); not served when absent. It is the bot's:
+   * its details come through `bot`, built by the bot over its card-service port (`src/bot/webapp.ts`).
    */
-  webApp?: WebAppOptions & { cards?: WebAppDeps['cards'] };
+  webApp?: WebAppOptions & { bot: WebAppFromBot };
   /**
    * Whether to serve the card-service interface (`/api/v1`, the OpenAPI document): true unless in remote
    * mode, where this server carries only the bot's routes, `/livez` and `/readyz`.
@@ -229,10 +228,7 @@ export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
       historyRoutes(routes, routeDeps);
     }
     // The Mini App is the bot's: served in remote mode too, over the service the bot stands in front of.
-    if (deps.webApp) {
-      const { cards = embeddedCardService({ core, db: deps.db, clock }), ...webApp } = deps.webApp;
-      webAppRoutes(api, { ...webApp, cards, clock, db: deps.db, logger });
-    }
+    if (deps.webApp) webAppRoutes(api, { ...deps.webApp, clock, logger });
 
     routes.get(
       '/livez',

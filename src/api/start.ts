@@ -3,11 +3,11 @@ import type { FastifyInstance } from 'fastify';
 import type { Registry } from 'prom-client';
 import type { CoreRuntime } from '../app/compose.js';
 import type { Config } from '../app/config.js';
-import type { CardServicePort } from '../bot/card-service/port.js';
 import type { Logger } from '../infra/logger.js';
 import type { Redis } from '../infra/redis.js';
 import { createApiMetrics } from './metrics.js';
 import { createHttpServer } from './server.js';
+import type { WebAppFromBot } from './webapp.js';
 
 export interface RunningHttpApi {
   app: FastifyInstance;
@@ -33,10 +33,12 @@ export async function startHttpApi(
   botReady?: () => boolean,
   /** The process's Redis client (`REDIS_URL`), where the limits are counted; closed by its owner. */
   redis?: Redis,
-  /** Remote mode (`CARD_SERVICE_URL`): no `/api/v1`; `/readyz` asks whether the card service answers; the Mini App reads card details through `cards`. */
-  remote?: { cardServiceReady: () => Promise<boolean>; cards: CardServicePort },
+  /** Remote mode (`CARD_SERVICE_URL`): no `/api/v1`; `/readyz` asks whether the card service answers. */
+  remote?: { cardServiceReady: () => Promise<boolean> },
   /** The process's metrics registry (`METRICS_PORT`, served by its owner); nothing is collected without it. */
   registry?: Registry,
+  /** The bot's side of the Mini App, served when `WEBAPP_URL` and `BOT_TOKEN` are set (`src/bot/webapp.ts`). */
+  webApp?: WebAppFromBot,
 ): Promise<RunningHttpApi> {
   const apiLogger = logger.child({ component: 'api' });
   const metrics = registry && createApiMetrics(registry);
@@ -60,13 +62,8 @@ export async function startHttpApi(
     botReady,
     ...(remote ? { cardApi: false, cardServiceReady: remote.cardServiceReady } : {}),
     webApp:
-      config.WEBAPP_URL && config.BOT_TOKEN
-        ? {
-            url: config.WEBAPP_URL,
-            botToken: config.BOT_TOKEN,
-            showSeconds: config.SENSITIVE_TTL_SECONDS,
-            ...(remote ? { cards: remote.cards } : {}),
-          }
+      config.WEBAPP_URL && config.BOT_TOKEN && webApp
+        ? { url: config.WEBAPP_URL, botToken: config.BOT_TOKEN, showSeconds: config.SENSITIVE_TTL_SECONDS, bot: webApp }
         : undefined,
   });
   mount?.(app);

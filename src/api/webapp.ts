@@ -1,15 +1,8 @@
 import { validate } from '@telegram-apps/init-data-node';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Context } from 'grammy';
 import { z } from 'zod';
-import { createI18n } from '../bot/ui/i18n.js';
-import { botTables } from '../bot/store/tables.js';
-import { findLink } from '../bot/store/chat-links.js';
-import { consumeWebAppNonce } from '../bot/webapp-nonces.js';
+import type { SensitiveCardDetails } from '../core/operations/views.js';
 import type { Clock } from '../infra/clock.js';
-import type { CardAccount, CardServicePort, SensitiveCardDetails } from '../bot/card-service/port.js';
-import { isCardServiceError } from '../core/rules/errors.js';
-import type { Db } from '../db/schema.js';
 import type { Logger } from '../infra/logger.js';
 import { failure, ok } from './envelope.js';
 import { webAppPage, type WebAppPageTexts } from './webapp-page.js';
@@ -25,13 +18,21 @@ export interface WebAppOptions {
   maxAgeSeconds?: number;
 }
 
+/**
+ * What the Mini App takes from the bot, whose feature it is (`src/bot/webapp.ts`, passed in by the
+ * composition root): whose card a nonce shows, and the page's texts.
+ */
+export interface WebAppFromBot {
+  /** Uses up `nonce` for `telegramUserId`: the card's details, or which of the bot's checks refused. */
+  cardDetails(nonce: string, telegramUserId: number, now: Date): Promise<{ details: CardDetailsShown } | { refused: string }>;
+  /** The bot's texts (`locales/*.ftl`) in `locale`. */
+  translate(locale: string, key: string, variables?: Record<string, string>): string;
+}
+
+type CardDetailsShown = Pick<SensitiveCardDetails, 'name' | 'pan' | 'cvv' | 'exp'>;
+
 export interface WebAppDeps extends WebAppOptions {
-  /**
-   * The card service as the bot reaches it (its port): the embedded core, or in remote mode the service at
-   * `CARD_SERVICE_URL`, whose sensitive-details call (spec 4.10) the page's details come from.
-   */
-  cards: Pick<CardServicePort, 'account'>;
-  db: Db;
+  bot: WebAppFromBot;
   clock: Clock;
   logger: Logger;
 }
@@ -57,9 +58,6 @@ const PRIVATE_HEADERS = {
   'x-content-type-options': 'nosniff',
 };
 
-/** Which check refused a request: logged at debug, so an operator can tell; the caller is told nothing. */
-type Refusal = 'request' | 'signature' | 'age' | 'user' | 'nonce' | 'link' | 'token' | 'card' | 'service';
-
 /**
  * The card-details Mini App: `GET <path of WEBAPP_URL>` serves the page, `POST <path>/card-details`
  * takes `{ initData, nonce }` and answers the card's number, CVV and expiry when the init data is
@@ -69,12 +67,12 @@ type Refusal = 'request' | 'signature' | 'age' | 'user' | 'nonce' | 'link' | 'to
  * 403. Both routes are public (no bearer token): the init data authenticates.
  *
  * @example
- * webAppRoutes(api, { cards, db, clock, logger, url: 'https://cards.example/webapp', botToken, showSeconds: 60 });
+ * webAppRoutes(api, { bot: webAppBotSide({ cards, db }), clock, logger, url: 'https://cards.example/webapp', botToken, showSeconds: 60 });
  */
 export function webAppRoutes(app: FastifyInstance, deps: WebAppDeps): void {
   const path = new URL(deps.url).pathname;
   const endpoint = `${path.replace(/\/$/, '')}/card-details`;
-  const page = webAppPage({ endpoint, texts: pageTexts() });
+  const page = webAppPage({ endpoint, texts: pageTexts(deps.bot.translate) });
   const setPrivateHeaders = async (_request: FastifyRequest, reply: FastifyReply) => {
     void reply.headers(PRIVATE_HEADERS);
   };
@@ -98,8 +96,11 @@ export function webAppRoutes(app: FastifyInstance, deps: WebAppDeps): void {
   });
 }
 
-/** The checks, in order; the first that fails names the refusal. */
-async function cardDetails(body: unknown, deps: WebAppDeps): Promise<{ details: SensitiveCardDetails } | { refused: Refusal }> {
+/**
+ * The checks, in order (the request, its signature, its age, its user, then the bot's); the first that fails
+ * names the refusal, logged at debug so an operator can tell; the caller is told nothing.
+ */
+async function cardDetails(body: unknown, deps: WebAppDeps): Promise<{ details: CardDetailsShown } | { refused: string }> {
   const input = detailsRequest.safeParse(body);
   if (!input.success) return { refused: 'request' };
   const { initData, nonce } = input.data;
@@ -115,27 +116,7 @@ async function cardDetails(body: unknown, deps: WebAppDeps): Promise<{ details: 
   if (!(ageSeconds <= (deps.maxAgeSeconds ?? DEFAULT_MAX_AGE_SECONDS) && ageSeconds >= -CLOCK_SKEW_SECONDS)) return { refused: 'age' };
   const user = telegramUser.safeParse(parseJson(signed.get('user')));
   if (!user.success) return { refused: 'user' };
-
-  const binding = await consumeWebAppNonce(deps.db, nonce, user.data.id, now);
-  if (!binding) return { refused: 'nonce' };
-  const link = await findLink(botTables(deps.db), binding.chatId);
-  if (!link || link.tokenHash !== binding.tokenHash) return { refused: 'link' };
-  let account: CardAccount;
-  try {
-    account = await deps.cards.account({ tokenHash: link.tokenHash, chatId: binding.chatId });
-  } catch (error) {
-    if (isCardServiceError(error) && error.code === 'INVALID_TOKEN') return { refused: 'token' };
-    throw error;
-  }
-  try {
-    return { details: await account.getSensitiveDetails(binding.cardId) };
-  } catch (error) {
-    if (!isCardServiceError(error)) throw error;
-    // A remote service checks the token only now; and it may not answer.
-    if (error.code === 'INVALID_TOKEN') return { refused: 'token' };
-    if (error.code === 'SERVICE_UNAVAILABLE') return { refused: 'service' };
-    return { refused: 'card' };
-  }
+  return deps.bot.cardDetails(nonce, user.data.id, now);
 }
 
 function parseJson(text: string | null): unknown {
@@ -147,10 +128,9 @@ function parseJson(text: string | null): unknown {
 }
 
 /** The page's texts from `locales/*.ftl`, in English and Russian (picked on the page by the user's Telegram language). */
-function pageTexts(): { en: WebAppPageTexts; ru: WebAppPageTexts } {
-  const i18n = createI18n<Context>();
+function pageTexts(translate: WebAppFromBot['translate']): { en: WebAppPageTexts; ru: WebAppPageTexts } {
   const inLocale = (locale: string): WebAppPageTexts => {
-    const t = (key: string, variables?: Record<string, string>) => i18n.t(locale, key, variables);
+    const t = (key: string, variables?: Record<string, string>) => translate(locale, key, variables);
     return {
       title: t('webapp-title'),
       checking: t('webapp-checking'),

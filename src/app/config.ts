@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { PROVIDER_TIMEOUT_DEFAULT_MS, PROVIDER_TIMEOUT_MAX_MS } from '../core/provider/provider-timeout.js';
 import { defaultCoreSettings } from '../core/settings.js';
-import { DEFAULT_POSTGRES_POOL_SIZE } from '../db/database.js';
+import { DEFAULT_POSTGRES_POOL_SIZE } from '../db/pool-size.js';
 
 const flag = z.enum(['true', 'false', '1', '0', 'yes', 'no']).transform((v) => v === 'true' || v === '1' || v === 'yes');
 const seconds = (fallback: number) =>

@@ -1,8 +1,10 @@
 import { startHttpApi, type RunningHttpApi } from '../api/start.js';
 import type { Registry } from 'prom-client';
+import { embeddedCardService } from '../bot/card-service/embedded.js';
 import { startBot, startWebhookBot, type BotDeps, type RunningBot } from '../bot/index.js';
 import { createBotMetrics } from '../bot/metrics.js';
 import { telegramHealth } from '../bot/runtime/telegram-health.js';
+import { webAppBotSide, type WebAppBotSide } from '../bot/webapp.js';
 import { startCoreFromConfig, type CoreRuntime } from './compose.js';
 import { ConfigError, loadConfig, requireBotToken, type Config } from './config.js';
 import { CardDataKeyError } from '../core/keys/secrets.js';
@@ -45,6 +47,16 @@ function botDeps(
   };
 }
 
+/**
+ * The bot's side of the Mini App the HTTP API serves, with or without the bot running here (`WEBAPP_URL`
+ * with the bot's token): card details through the bot's card service, remote mode's or the embedded core's.
+ */
+function webAppOf(runtime: CoreRuntime, config: Config, remote: RemoteMode | undefined): WebAppBotSide | undefined {
+  if (!config.WEBAPP_URL || !config.BOT_TOKEN) return undefined;
+  const { core, database, clock } = runtime;
+  return webAppBotSide({ cards: remote?.cards ?? embeddedCardService({ core, db: database.db, clock }), db: database.db });
+}
+
 /** Starts what the settings ask for; whatever started is stopped again by the returned function. */
 async function start(config: Config, logger: Logger): Promise<() => Promise<void>> {
   if (config.CARD_SERVICE_URL !== undefined && !config.BOT_ENABLED) {
@@ -69,6 +81,7 @@ async function start(config: Config, logger: Logger): Promise<() => Promise<void
   });
   const housekeeping = startHousekeeping(runtime, logger);
   const remote = config.CARD_SERVICE_URL === undefined ? undefined : startRemoteMode(config, runtime, logger, redis);
+  const webApp = webAppOf(runtime, config, remote);
   // One registry for whatever runs here (the bot, the API or both), served on a listener of its own.
   const registry = config.METRICS_PORT === undefined ? undefined : metricsRegistry();
   let metrics: MetricsListener | undefined;
@@ -106,6 +119,7 @@ async function start(config: Config, logger: Logger): Promise<() => Promise<void
             redis,
             remote,
             registry,
+            webApp,
           );
         },
       });
@@ -113,7 +127,7 @@ async function start(config: Config, logger: Logger): Promise<() => Promise<void
       // Not the path: it may carry a secret.
       logger.info('bot serving its webhook');
     } else {
-      if (config.HTTP_ENABLED) api = await startHttpApi(runtime, config, logger, undefined, botReady, redis, remote, registry);
+      if (config.HTTP_ENABLED) api = await startHttpApi(runtime, config, logger, undefined, botReady, redis, remote, registry, webApp);
       if (token !== undefined) {
         bot = await startBot(botDeps(runtime, config, token, logger, redis, remote, registry));
         bot.bot.api.config.use(telegram.transformer);

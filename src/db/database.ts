@@ -3,6 +3,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { Database as BetterSqlite3Database } from './better-sqlite3.js';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
+import { DEFAULT_POSTGRES_POOL_SIZE } from './pool-size.js';
 import { PreparingClient } from './prepared-statements.js';
 import type { Database } from './schema.js';
 import { readsDirectly } from './compiled-query.js';
@@ -100,9 +101,6 @@ function usePlainNumbersForPostgresBigints(): void {
   pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
   pgParsersSet = true;
 }
-
-/** The connections a process keeps open to Postgres unless told otherwise (`DATABASE_POOL_SIZE`). */
-export const DEFAULT_POSTGRES_POOL_SIZE = 10;
 
 /**
  * `groupCommit`: how batches of writes are capped on SQLite (see `sqliteDialect`); `poolSize`: how many

@@ -15,6 +15,7 @@ import { createLogger } from '../../src/infra/logger.js';
 import { createTestCore, newCard, newCustomer, type TestCore } from '../helpers/core.js';
 import { launchFragment, signInitData } from '../helpers/init-data.js';
 import { eventually } from '../helpers/wait.js';
+import { embeddedWebApp } from '../helpers/webapp.js';
 
 // The Mini App page in a real browser: Debian's Chromium, driven by playwright-core. Without the browser
 // the suite is skipped saying why (`npm test` needs nothing but `npm ci`), unless REQUIRE_CHROMIUM=1:
@@ -45,7 +46,12 @@ describe('the card-details Mini App in Chromium', { skip }, () => {
       db: t.database.db,
       clock: t.clock,
       logger: createLogger('silent'),
-      webApp: { url: 'http://127.0.0.1/webapp', botToken: BOT_TOKEN, showSeconds: SHOW_SECONDS },
+      webApp: {
+        url: 'http://127.0.0.1/webapp',
+        botToken: BOT_TOKEN,
+        showSeconds: SHOW_SECONDS,
+        bot: embeddedWebApp({ core: t.core, db: t.database.db, clock: t.clock }),
+      },
     });
     await app.listen({ host: '127.0.0.1', port: 0 });
     baseUrl = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;

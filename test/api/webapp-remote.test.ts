@@ -8,6 +8,7 @@ import type { RemoteMode } from '../../src/app/remote-mode.js';
 import { remoteUserIdOf } from '../../src/bot/card-service/remote.js';
 import { saveLink } from '../../src/bot/store/chat-links.js';
 import { botTables } from '../../src/bot/store/tables.js';
+import { webAppBotSide } from '../../src/bot/webapp.js';
 import { issueWebAppNonce } from '../../src/bot/webapp-nonces.js';
 import { hashToken } from '../../src/core/keys/secrets.js';
 import { systemClock } from '../../src/infra/clock.js';
@@ -50,7 +51,12 @@ describe('the Mini App in remote mode, over a service written from the spec', { 
           clock: systemClock,
           logger: createLogger('trace', { write: (line: string) => void logs.push(line) }),
           cardApi: false,
-          webApp: { url: started.config.WEBAPP_URL!, botToken: BOT_TOKEN, showSeconds: 60, cards: started.remote.cards },
+          webApp: {
+            url: started.config.WEBAPP_URL!,
+            botToken: BOT_TOKEN,
+            showSeconds: 60,
+            bot: webAppBotSide({ cards: started.remote.cards, db: started.runtime.database.db }),
+          },
         });
         await app.listen({ host: '127.0.0.1', port: 0 });
         baseUrl = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;

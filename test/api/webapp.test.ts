@@ -13,6 +13,7 @@ import type { TestCore } from '../helpers/core.js';
 import { newCard, newCustomer } from '../helpers/core.js';
 import { signInitData } from '../helpers/init-data.js';
 import { assertNotLogged } from '../helpers/log.js';
+import { embeddedWebApp } from '../helpers/webapp.js';
 
 const BOT_TOKEN = '123456:WEBAPP-test-token';
 const ALICE = 1001;
@@ -36,12 +37,18 @@ interface Setup {
 async function setUp(context: TestContext, dialect: 'sqlite' | 'postgres', core?: Partial<CardService>): Promise<Setup> {
   const t = await useCore(context, dialect);
   const logs: string[] = [];
+  const served = core ? Object.assign(Object.create(t.core) as CardService, core) : t.core;
   const app = createHttpServer({
-    core: core ? Object.assign(Object.create(t.core) as CardService, core) : t.core,
+    core: served,
     db: t.database.db,
     clock: t.clock,
     logger: createLogger('trace', { write: (line: string) => void logs.push(line) }),
-    webApp: { url: 'https://cards.example/webapp', botToken: BOT_TOKEN, showSeconds: 60 },
+    webApp: {
+      url: 'https://cards.example/webapp',
+      botToken: BOT_TOKEN,
+      showSeconds: 60,
+      bot: embeddedWebApp({ core: served, db: t.database.db, clock: t.clock }),
+    },
   });
   await app.listen({ host: '127.0.0.1', port: 0 });
   context.after(() => app.close());

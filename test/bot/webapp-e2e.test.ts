@@ -13,6 +13,7 @@ import type { Caller } from '../../src/core/operations/views.js';
 import { BotApiServer, type ScriptedUser, type StoredMessage } from '../helpers/bot-api-server.js';
 import { TEST_CARD_DATA_KEY } from '../helpers/core.js';
 import { signInitData } from '../helpers/init-data.js';
+import { embeddedWebApp } from '../helpers/webapp.js';
 
 const BOT_TOKEN = '123456:WEBAPP-e2e-token';
 const WEBAPP_URL = 'https://cards.example/webapp';
@@ -75,7 +76,12 @@ describe('with WEBAPP_URL, Details opens the Mini App', () => {
       db: env.runtime.database.db,
       clock: systemClock,
       logger: createLogger('silent'),
-      webApp: { url: WEBAPP_URL, botToken: BOT_TOKEN, showSeconds: 60 },
+      webApp: {
+        url: WEBAPP_URL,
+        botToken: BOT_TOKEN,
+        showSeconds: 60,
+        bot: embeddedWebApp({ core: env.runtime.core, db: env.runtime.database.db, clock: systemClock }),
+      },
     });
     await api.ready();
   });

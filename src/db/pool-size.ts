@@ -1,0 +1,5 @@
+/**
+ * The connections a process keeps open to Postgres unless told otherwise (`DATABASE_POOL_SIZE`). A module
+ * of its own, so the settings read it without loading the database layer.
+ */
+export const DEFAULT_POSTGRES_POOL_SIZE = 10;
