@@ -2,6 +2,8 @@ import type { Db } from '../db/schema.js';
 import type { ChatLinkPort } from './operations/chat-links.js';
 import type { CardDataCipher } from './keys/secrets.js';
 import type { SystemAccountIds } from './ledger/ledger.js';
+import type { PendingOperations } from './operations/pending-operations.js';
+import type { Cooldowns } from './rules/cooldowns.js';
 import type { Clock } from '../infra/clock.js';
 import type { CommittedEvents } from './operations/events.js';
 import type { OtpMailbox } from './provider/mailbox.js';
@@ -28,4 +30,8 @@ export interface OperationDeps extends CoreDeps {
   systemAccounts: SystemAccountIds;
   /** Whether `db` is Postgres, where operations run their transactions as single statements (`*-statements.ts`). */
   onPostgres: boolean;
+  /** The withdrawals and closures waiting on the provider, bound to `db`, `clock` and `systemAccounts`. */
+  pending: PendingOperations;
+  /** The per-card cooldowns of `settings`. */
+  cooldowns: Cooldowns;
 }

@@ -10,6 +10,8 @@ import { createMovementOperations } from './operations/movements.js';
 import { inputGuards } from './rules/schemas.js';
 import { hashToken } from './keys/secrets.js';
 import { systemAccountIds } from './ledger/ledger.js';
+import { createPendingOperations } from './operations/pending-operations.js';
+import { createCooldowns } from './rules/cooldowns.js';
 import { toBin, toPlan, type Bin, type Caller, type Health, type Plan } from './operations/views.js';
 
 const callerByTokenHash = compiledOnce(1, (ex, tokenHash: string) =>
@@ -46,10 +48,13 @@ const MAX_REMEMBERED_USES = 10_000;
  */
 export function createCardService(deps: CoreDeps) {
   const { db, clock, settings } = deps;
+  const systemAccounts = systemAccountIds();
   const operationDeps: OperationDeps = {
     ...deps,
-    systemAccounts: systemAccountIds(),
+    systemAccounts,
     onPostgres: db.getExecutor().adapter instanceof PostgresAdapter,
+    pending: createPendingOperations(db, clock, systemAccounts),
+    cooldowns: createCooldowns(settings),
   };
 
   // When this process last wrote (or began writing) each token's last use. Requests that read the row

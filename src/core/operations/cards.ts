@@ -1,7 +1,6 @@
 import type { Db } from '../../db/schema.js';
 import type { OperationDeps } from '../deps.js';
 import type { CardDataCipher } from '../keys/secrets.js';
-import { createCooldowns } from '../rules/cooldowns.js';
 import { CardServiceError } from '../rules/errors.js';
 import { inputGuards, type CreateCardInput } from '../rules/schemas.js';
 import type { OperationHooks } from '../service.js';
@@ -9,7 +8,6 @@ import { close } from './card-closure.js';
 import { createCard, quoteCreateCard } from './card-creation.js';
 import { findOwnedCard, selectCards } from './card-queries.js';
 import { freeze, unfreeze } from './card-status.js';
-import { createPendingOperations } from './pending-operations.js';
 import { toCard, type Caller, type Card, type SensitiveCardDetails } from './views.js';
 
 /**
@@ -17,10 +15,18 @@ import { toCard, type Caller, type Card, type SensitiveCardDetails } from './vie
  * unfreeze one (`card-status.ts`), close one (`card-closure.ts`). Each is a function taking what it
  * needs; this factory binds them to one database, clock, provider and cipher.
  */
-export function createCardOperations({ db, clock, provider, cipher, settings, systemAccounts, onPostgres }: OperationDeps) {
+export function createCardOperations({
+  db,
+  clock,
+  provider,
+  cipher,
+  settings,
+  systemAccounts,
+  onPostgres,
+  pending,
+  cooldowns,
+}: OperationDeps) {
   const guard = inputGuards(settings);
-  const cooldowns = createCooldowns(settings);
-  const pending = createPendingOperations(db, clock, systemAccounts);
   const deps = { db, onPostgres, clock, provider, cipher, settings, guard, cooldowns, pending, systemAccounts };
   return {
     quoteCreateCard: (caller: Caller, input: CreateCardInput) => quoteCreateCard(deps, caller, input),

@@ -5,12 +5,12 @@ import { topupOnce } from './topup-statement.js';
 import { holdOnce, holdWithdrawal, settleWithdrawalOnce } from './withdraw-statements.js';
 import { accountBalance, checkCardId, findOwnedCard, lockedBalance } from './card-queries.js';
 import { recordCardTransaction } from './card-records.js';
-import { createCooldowns, runAttempt } from '../rules/cooldowns.js';
+import { runAttempt } from '../rules/cooldowns.js';
 import { newRecordId } from '../ids.js';
 import type { OperationDeps } from '../deps.js';
 import { platformFeeFor } from '../ledger/fees.js';
 import { postJournal, SYSTEM_ACCOUNTS } from '../ledger/ledger.js';
-import { createPendingOperations, PENDING_GRACE_MS } from './pending-operations.js';
+import { PENDING_GRACE_MS } from './pending-operations.js';
 import {
   cardCoverRefusal,
   cooldownSecondsLeft,
@@ -49,10 +49,8 @@ async function largestFitting(upTo: Cents, fits: (amount: Cents) => Promise<bool
 }
 
 /** Money between the wallet and a card: top-ups (with their quote) and withdrawals. */
-export function createMovementOperations({ db, clock, provider, settings, systemAccounts, onPostgres }: OperationDeps) {
+export function createMovementOperations({ db, clock, provider, settings, systemAccounts, onPostgres, pending, cooldowns }: OperationDeps) {
   const guard = inputGuards(settings);
-  const cooldowns = createCooldowns(settings);
-  const pending = createPendingOperations(db, clock, systemAccounts);
 
   /**
    * Postgres: the top-up as one statement (`topupInOneStatement`), committed on its own, or with

@@ -37,7 +37,9 @@ const CLAIMED_COLUMNS = [
 export type ClaimedCard = Pick<CardRow, (typeof CLAIMED_COLUMNS)[number]>;
 
 /** The spec's two cooldowns: top-ups, and withdrawals and closures together; their refusals are the named checks'. */
-export function createCooldowns(settings: CoreSettings): { topup: Cooldown; withdrawal: Cooldown } {
+export type Cooldowns = { topup: Cooldown; withdrawal: Cooldown };
+
+export function createCooldowns(settings: CoreSettings): Cooldowns {
   return {
     topup: cooldown('last_topup_attempt_at', settings.topupCooldownSeconds, (last, now) =>
       topupCooldownRefusal(last, settings, now, { refused: true }),
