@@ -3,7 +3,8 @@ import { CardServiceError, isCardServiceError } from '../core/rules/errors.js';
 import { hashToken } from '../core/keys/secrets.js';
 import type { CardService } from '../core/service.js';
 import type { Caller } from '../core/operations/views.js';
-import type { RequestLimiter } from './rate-limits.js';
+import type { RequestLimiter, TokenCounts } from './rate-limits.js';
+import type { TokenHolder } from '../core/operations/authentication.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -13,13 +14,27 @@ declare module 'fastify' {
     webhook?: boolean;
     /** Error text in `error` rather than `message`: the spec's OTP endpoints. */
     errorField?: boolean;
+    /**
+     * The route's operation checks the token itself (it takes `callerOf(request)`, a `TokenHolder` then),
+     * so the token is not looked up first: on Postgres the HTTP top-up is then one round trip, not two.
+     * Not with an `Idempotency-Key` (its claim needs the user first) nor a token over its own limit.
+     */
+    tokenCheckedByOperation?: boolean;
   }
   interface FastifyRequest {
     /** Who the bearer token stands for; set before any authenticated route's handler runs. */
     caller: Caller;
     /** The hash of the request's valid bearer token (its rate-limit key); set with `caller`. */
     tokenHash: string;
+    /** A token left to the route's operation to check (`tokenCheckedByOperation`), until it has. */
+    tokenToCheck: TokenToCheck | null;
   }
+}
+
+/** A request's token not yet looked up, and how to settle its rate-limit counts once it has been. */
+interface TokenToCheck {
+  tokenHash: string;
+  counts: TokenCounts | undefined;
 }
 
 const BEARER = /^Bearer[ \t]+([\x21-\x7e]{1,512})[ \t]*$/i;
@@ -36,9 +51,10 @@ export function bearerToken(header: string | undefined): string | undefined {
  * looked up; a valid token then goes on unless over its own limit, and a missing or invalid one counts as
  * a failed authentication of its address, refused (429) once the address has used them up.
  */
-export function installAuthentication(app: FastifyInstance, core: CardService, limiter?: RequestLimiter): void {
+export function installAuthentication(app: FastifyInstance, core: CardService, limiter?: RequestLimiter) {
   app.decorateRequest('caller', null as unknown as Caller);
   app.decorateRequest('tokenHash', '');
+  app.decorateRequest('tokenToCheck', null);
 
   async function authenticateAs(request: FastifyRequest, tokenHash: string | undefined): Promise<void> {
     if (tokenHash === undefined) throw new CardServiceError('INVALID_TOKEN');
@@ -46,27 +62,86 @@ export function installAuthentication(app: FastifyInstance, core: CardService, l
     request.tokenHash = tokenHash;
   }
 
-  const check = (request: FastifyRequest) => authenticateAs(request, tokenHashOf(request));
+  /** The token refused: counted as a failed authentication of its address (429 once they are used up), else 401. */
+  async function refused(request: FastifyRequest, counts: TokenCounts | undefined, error: unknown): Promise<never> {
+    if (limiter && counts && isCardServiceError(error) && error.code === 'INVALID_TOKEN') await limiter.tokenRefused(request, counts);
+    throw error;
+  }
 
-  async function checkWithinLimits(request: FastifyRequest, limits: RequestLimiter): Promise<void> {
-    const tokenHash = tokenHashOf(request);
-    const counts = await limits.beforeToken(request, tokenHash);
+  async function check(request: FastifyRequest, tokenHash: string | undefined, counts: TokenCounts | undefined): Promise<void> {
     try {
       await authenticateAs(request, tokenHash);
     } catch (error) {
-      if (isCardServiceError(error) && error.code === 'INVALID_TOKEN') await limits.tokenRefused(request, counts);
-      throw error;
+      await refused(request, counts, error);
     }
-    limits.tokenAccepted(counts);
+    if (counts) limiter!.tokenAccepted(counts);
   }
 
-  const authenticate = limiter === undefined ? check : (request: FastifyRequest) => checkWithinLimits(request, limiter);
+  async function authenticate(request: FastifyRequest): Promise<void> {
+    const tokenHash = tokenHashOf(request);
+    const counts = limiter && (await limiter.beforeToken(request, tokenHash));
+    if (tokenHash !== undefined && request.routeOptions.config.tokenCheckedByOperation === true && mayLeaveCheck(request, counts)) {
+      request.tokenToCheck = { tokenHash, counts };
+      return;
+    }
+    await check(request, tokenHash, counts);
+  }
+
+  /** Whether the token may be left to the operation: no key to claim first, and not over its own limit (429 before any lookup). */
+  function mayLeaveCheck(request: FastifyRequest, counts: TokenCounts | undefined): boolean {
+    if (request.headers['idempotency-key'] !== undefined) return false;
+    if (!counts) return true;
+    try {
+      limiter!.tokenAccepted(counts);
+      return true;
+    } catch {
+      return false;
+    }
+  }
 
   // Attached per route when it is declared, so no request looks up its route's options.
   app.addHook('onRoute', (route) => {
     if (route.config?.public === true) return;
     route.onRequest = [authenticate, ...asArray(route.onRequest)];
   });
+
+  return {
+    /**
+     * Before an error is answered: a token left to the operation was found invalid by it (counted as a
+     * failed authentication, which may turn the 401 into a 429), or was never checked because the request
+     * failed first (a bad body): it is looked up now, so a bad token is told before anything else, as on
+     * the other routes. Returns the error to answer with.
+     */
+    beforeErrorAnswer(request: FastifyRequest, error: unknown): Promise<unknown> | undefined {
+      const pending = request.tokenToCheck;
+      if (pending === null) return undefined;
+      request.tokenToCheck = null;
+      const settle = async () => {
+        if (isCardServiceError(error) && error.code === 'INVALID_TOKEN') await refused(request, pending.counts, error);
+        await check(request, pending.tokenHash, pending.counts);
+        return error;
+      };
+      return settle().catch((authError: unknown) => authError);
+    },
+  };
+}
+
+/**
+ * Who a route's operation acts for: the caller authentication found, or, on a route whose operation
+ * checks the token itself (`tokenCheckedByOperation`), the token's holder, made the request's caller once
+ * the operation has found it.
+ */
+export function callerOf(request: FastifyRequest): Caller | TokenHolder {
+  const pending = request.tokenToCheck;
+  if (pending === null) return request.caller;
+  return {
+    tokenHash: pending.tokenHash,
+    authenticated(caller) {
+      request.caller = caller;
+      request.tokenHash = pending.tokenHash;
+      request.tokenToCheck = null;
+    },
+  };
 }
 
 function tokenHashOf(request: FastifyRequest): string | undefined {

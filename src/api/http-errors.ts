@@ -48,14 +48,23 @@ export function installErrorHandling(
   app: FastifyInstance,
   clock: Clock,
   logger: Logger,
-  unmatched: {
+  hooks: {
     /** Counts a request no route took (metrics, the access log), before it is answered. */
     observeUnmatched?: (request: FastifyRequest, reply: FastifyReply, statusCode: number) => void;
     /** Runs before a request no route took is answered (the per-address limit). */
     limitUnmatched?: (request: FastifyRequest) => Promise<void>;
+    /** Runs before an error is answered: the error to answer with instead, when it has one to find (undefined: none). */
+    beforeErrorAnswer?: (request: FastifyRequest, error: unknown) => Promise<unknown> | undefined;
   } = {},
 ): void {
+  const { observeUnmatched, limitUnmatched, beforeErrorAnswer } = hooks;
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    const instead = beforeErrorAnswer?.(request, error);
+    if (instead) return instead.then((answered) => answer(answered as FastifyError, request, reply));
+    return answer(error, request, reply);
+  });
+
+  function answer(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
     // Also for refusals made before the route's own hooks ran (a rate limit, a bad token).
     void reply.header('x-request-id', request.id);
     const errorField = usesErrorField(request);
@@ -68,7 +77,7 @@ export function installErrorHandling(
     if (error instanceof HttpRefusal) {
       if (error.retryAfterSeconds !== undefined) void reply.header('retry-after', String(error.retryAfterSeconds));
       // An unknown path refused by the per-address limit is still a request no route took.
-      if (request.is404) unmatched.observeUnmatched?.(request, reply, error.statusCode);
+      if (request.is404) observeUnmatched?.(request, reply, error.statusCode);
       return reply.code(error.statusCode).send(failure(error.message, clock.now(), { errorField }));
     }
     const known = CLIENT_ERROR_TEXT[error.code];
@@ -82,9 +91,8 @@ export function installErrorHandling(
     const route = request.routeOptions.config?.public === true ? undefined : request.routeOptions.url;
     logger.error({ reqId: request.id, route, err: error }, 'Unexpected error while handling a request');
     return reply.code(500).send(failure('Internal server error', clock.now(), { errorField }));
-  });
+  }
 
-  const { observeUnmatched, limitUnmatched } = unmatched;
   app.setNotFoundHandler({ preHandler: limitUnmatched }, (request, reply) => {
     observeUnmatched?.(request, reply, 404);
     return reply.code(404).send(failure('Route not found', clock.now()));

@@ -158,6 +158,7 @@ export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
       if (route.config?.webhook === true) route.onRequest = [limiter.webhook, ...asArray(route.onRequest)];
     });
   }
+  const authentication = installAuthentication(app, core, limiter);
   installErrorHandling(app, clock, logger, {
     observeUnmatched: (request, reply, status) => {
       metrics?.observeUnmatched(request.method, status, reply.elapsedTime / 1000);
@@ -165,8 +166,8 @@ export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
     },
     // Unknown paths count against the address too: guessing routes costs like any request.
     limitUnmatched: limiter?.address,
+    beforeErrorAnswer: authentication.beforeErrorAnswer,
   });
-  installAuthentication(app, core, limiter);
   const ttlSeconds = deps.idempotency?.ttlSeconds ?? DAY_SECONDS;
   const idempotency = createIdempotencyStore(deps.db, {
     ttlSeconds,

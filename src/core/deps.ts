@@ -1,4 +1,5 @@
 import type { Db } from '../db/schema.js';
+import type { Authentication } from './operations/authentication.js';
 import type { ChatLinkPort } from './operations/chat-links.js';
 import type { CardDataCipher } from './keys/secrets.js';
 import type { SystemAccountIds } from './ledger/ledger.js';
@@ -34,4 +35,6 @@ export interface OperationDeps extends CoreDeps {
   pending: PendingOperations;
   /** The per-card cooldowns of `settings`. */
   cooldowns: Cooldowns;
+  /** Callers by their token's hash (`TokenHolder`s resolved). */
+  authentication: Authentication;
 }

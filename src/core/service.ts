@@ -1,10 +1,10 @@
 import { PostgresAdapter, sql, type Transaction } from 'kysely';
-import { compiledOnce } from '../db/compiled-query.js';
 import type { Database } from '../db/schema.js';
 import { createCardOperations } from './operations/cards.js';
 import type { CoreDeps, OperationDeps } from './deps.js';
 import { CardServiceError } from './rules/errors.js';
 import { createEventOutbox } from './operations/events.js';
+import { createAuthentication } from './operations/authentication.js';
 import { createHistoryOperations } from './operations/history.js';
 import { createMovementOperations } from './operations/movements.js';
 import { inputGuards } from './rules/schemas.js';
@@ -13,29 +13,6 @@ import { systemAccountIds } from './ledger/ledger.js';
 import { createPendingOperations } from './operations/pending-operations.js';
 import { createCooldowns } from './rules/cooldowns.js';
 import { toBin, toPlan, type Bin, type Caller, type Health, type Plan } from './operations/views.js';
-
-const callerByTokenHash = compiledOnce(1, (ex, tokenHash: string) =>
-  ex
-    .selectFrom('api_tokens')
-    .innerJoin('users', 'users.id', 'api_tokens.user_id')
-    .select([
-      'users.id as userId',
-      'users.wallet_account_id as walletAccountId',
-      'api_tokens.id as tokenId',
-      'api_tokens.last_used_at as lastUsedAt',
-    ])
-    .where('api_tokens.token_hash', '=', tokenHash)
-    .where('api_tokens.revoked_at', 'is', null),
-);
-
-const recordUse = compiledOnce(2, (ex, tokenId: string, at: string) =>
-  ex.updateTable('api_tokens').set({ last_used_at: at }).where('id', '=', tokenId),
-);
-
-/** A token's last use is written at most this often: a write per request would make every read a write. */
-const LAST_USE_RESOLUTION_MS = 60_000;
-/** Tokens whose last write this process remembers; past that it forgets them all (a few writes twice, no harm). */
-const MAX_REMEMBERED_USES = 10_000;
 
 /**
  * The card service: every operation of the interface as a function of a caller. The HTTP API and
@@ -49,37 +26,15 @@ const MAX_REMEMBERED_USES = 10_000;
 export function createCardService(deps: CoreDeps) {
   const { db, clock, settings } = deps;
   const systemAccounts = systemAccountIds();
+  const authentication = createAuthentication(db, clock);
   const operationDeps: OperationDeps = {
     ...deps,
     systemAccounts,
     onPostgres: db.getExecutor().adapter instanceof PostgresAdapter,
+    authentication,
     pending: createPendingOperations(db, clock, systemAccounts),
     cooldowns: createCooldowns(settings),
   };
-
-  // When this process last wrote (or began writing) each token's last use. Requests that read the row
-  // before that write committed leave it be: 50 requests crossing the minute at once write once, not 50 times.
-  const useWrittenAt = new Map<string, number>();
-
-  /** The caller behind a token's hash; its last use is recorded (at most once a minute). Runs on every request: compiled once. */
-  async function authenticateByTokenHash(tokenHash: string): Promise<Caller> {
-    const { rows } = await callerByTokenHash.execute(db, tokenHash);
-    const row = rows[0];
-    if (!row) throw new CardServiceError('INVALID_TOKEN');
-    const now = clock.now().getTime();
-    const lastUse = Math.max(row.lastUsedAt === null ? -Infinity : Date.parse(row.lastUsedAt), useWrittenAt.get(row.tokenId) ?? -Infinity);
-    if (now - lastUse >= LAST_USE_RESOLUTION_MS) {
-      if (useWrittenAt.size >= MAX_REMEMBERED_USES) useWrittenAt.clear();
-      useWrittenAt.set(row.tokenId, now);
-      try {
-        await recordUse.execute(db, row.tokenId, new Date(now).toISOString());
-      } catch (error) {
-        useWrittenAt.delete(row.tokenId);
-        throw error;
-      }
-    }
-    return { userId: row.userId, walletAccountId: Number(row.walletAccountId) };
-  }
 
   return {
     schemas: inputGuards(settings).schemas,
@@ -92,15 +47,15 @@ export function createCardService(deps: CoreDeps) {
     /** The caller an API token stands for; a missing, unknown or revoked token is refused. */
     async authenticate(token: string | undefined): Promise<Caller> {
       if (!token) throw new CardServiceError('INVALID_TOKEN');
-      return authenticateByTokenHash(hashToken(token));
+      return authentication.byTokenHash(hashToken(token));
     },
 
     /** Like `authenticate`, for an edge that keeps only the token's hash (the bot's chat links). */
-    authenticateByTokenHash,
+    authenticateByTokenHash: authentication.byTokenHash,
 
     /** Whether a token (by its hash) still works, without counting as a use of it (a push to its chat). */
     async tokenIsActive(tokenHash: string): Promise<boolean> {
-      return (await callerByTokenHash.execute(db, tokenHash)).rows.length > 0;
+      return authentication.isActive(tokenHash);
     },
 
     async health(): Promise<Health> {

@@ -4,6 +4,8 @@ import pg from 'pg';
 import { useCore, withoutPostgres } from './dialects.js';
 import { newCard, newCustomer } from '../helpers/core.js';
 import type { TestCore } from '../helpers/core.js';
+import { hashToken } from '../../src/core/keys/secrets.js';
+import type { Caller } from '../../src/core/operations/views.js';
 
 /**
  * The statements a Postgres operation sends, counted at the driver: node-postgres sends one query at a
@@ -42,6 +44,26 @@ describe('round trips of a money operation on Postgres', { skip: withoutPostgres
     assert.equal(result.newCardBalance, first.newCardBalance + 1_000);
     assert.equal(result.walletBalance, first.walletBalance - result.totalCharged);
     assert.equal(trips.length, 1, short(trips));
+  });
+
+  test("a token holder's top-up is one statement too: the token is checked by the top-up's own statement", async (ctx) => {
+    const t = await useCore(ctx, 'postgres', { settings: { topupCooldownSeconds: 1 } });
+    const { alice, card } = await ready(t);
+    const found: Caller[] = [];
+    const holder = { tokenHash: hashToken(alice.token), authenticated: (caller: Caller) => found.push(caller) };
+    const first = await t.core.topup(holder, card.id, { amount: 1_000 }); // also writes the token's first use
+    t.clock.advance(2_000);
+    const { result, trips } = await roundTrips(() => t.core.topup(holder, card.id, { amount: 1_000 }));
+    assert.equal(result.newCardBalance, first.newCardBalance + 1_000);
+    assert.equal(trips.length, 1, short(trips));
+    assert.deepEqual(found, [alice.caller, alice.caller]);
+
+    await t.admin.revokeToken(alice.token);
+    t.clock.advance(2_000);
+    const refused = await roundTrips(() => assert.rejects(t.core.topup(holder, card.id, { amount: 1_000 }), { code: 'INVALID_TOKEN' }));
+    assert.equal(refused.trips.length, 1, short(refused.trips));
+    assert.equal(found.length, 2, 'a revoked token finds no caller');
+    assert.equal((await t.core.getCard(alice.caller, card.id)).balance, first.newCardBalance + 1_000, 'nothing moved');
   });
 
   test('a refused top-up is one statement too, and its attempt still counts', async (ctx) => {

@@ -1,3 +1,4 @@
+import { callerOf } from '../auth.js';
 import { ok } from '../envelope.js';
 import { cardIdParams, envelope, topupQuote, topupResult, withdrawResult } from '../http-schemas.js';
 import { presentQuote, presentTopup, presentWithdrawal } from '../presenters.js';
@@ -9,7 +10,7 @@ export function movementRoutes(app: ApiApp, { core, clock }: RouteDeps): void {
   app.post(
     '/api/v1/cards/:id/topup',
     {
-      config: { idempotent: true },
+      config: { idempotent: true, tokenCheckedByOperation: true },
       schema: {
         summary: 'Top up a card from the wallet (amount plus platform fee)',
         tags: ['spec'],
@@ -24,7 +25,7 @@ export function movementRoutes(app: ApiApp, { core, clock }: RouteDeps): void {
         request,
         reply,
         200,
-        (hooks) => core.topup(request.caller, cardIdFrom(request.params), request.body, hooks),
+        (hooks) => core.topup(callerOf(request), cardIdFrom(request.params), request.body, hooks),
         (result) => ok(presentTopup(result), 'Card topped up successfully', clock.now()),
       ),
   );

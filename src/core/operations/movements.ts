@@ -26,6 +26,7 @@ import {
 import { inputGuards, type AmountInput } from '../rules/schemas.js';
 import type { OperationHooks } from '../service.js';
 import type { Cents } from '../ledger/money.js';
+import { isTokenHolder, type TokenHolder } from './authentication.js';
 import type { Caller, TopupQuote, TopupResult, WithdrawalQuote, WithdrawResult } from './views.js';
 
 // Compiled once, like the rest of the top-up's statements (see `compiledOnce`).
@@ -49,7 +50,17 @@ async function largestFitting(upTo: Cents, fits: (amount: Cents) => Promise<bool
 }
 
 /** Money between the wallet and a card: top-ups (with their quote) and withdrawals. */
-export function createMovementOperations({ db, clock, provider, settings, systemAccounts, onPostgres, pending, cooldowns }: OperationDeps) {
+export function createMovementOperations({
+  db,
+  clock,
+  provider,
+  settings,
+  systemAccounts,
+  onPostgres,
+  pending,
+  cooldowns,
+  authentication,
+}: OperationDeps) {
   const guard = inputGuards(settings);
 
   /**
@@ -58,7 +69,7 @@ export function createMovementOperations({ db, clock, provider, settings, system
    * the same order, from what the statement found; a refusal after the cooldown still commits the attempt.
    */
   async function topupInOneRoundTrip(
-    caller: Caller,
+    who: Caller | TokenHolder,
     cardId: string,
     amount: Cents,
     now: Date,
@@ -69,17 +80,22 @@ export function createMovementOperations({ db, clock, provider, settings, system
     const transactionId = newRecordId();
     const work = async (ex: Executor): Promise<TopupResult> => {
       const at = now.toISOString();
-      const { card, moved, walletAvailable } = await topupOnce(ex, [
+      const outcome = await topupOnce(ex, isTokenHolder(who) ? { tokenHash: who.tokenHash } : who, [
         cardId,
-        caller.userId,
         amount,
         at,
         threshold,
-        caller.walletAccountId,
         revenue,
         transactionId,
         `topup:${transactionId}`,
       ]);
+      const { caller, tokenUse, card, moved, walletAvailable } = outcome;
+      if (!caller) throw new CardServiceError('INVALID_TOKEN');
+      if (isTokenHolder(who)) {
+        who.authenticated(caller);
+        // After the money moved: a failure to write the last use must not fail the top-up (the next use retries it).
+        if (tokenUse) await authentication.noteUse(tokenUse).catch(() => undefined);
+      }
       if (!card) throw new CardServiceError('CARD_NOT_FOUND');
       if (!card.cooled) throw topupCooldownRefusal(card.last_topup_attempt_at, settings, now, { refused: true });
       if (!moved) {
@@ -227,14 +243,21 @@ export function createMovementOperations({ db, clock, provider, settings, system
 
     /**
      * Spec 4.6, checked in this order: card found, cooldown (the attempt then counts, whatever
-     * refuses it next), card closed, plan limit, wallet.
+     * refuses it next), card closed, plan limit, wallet. A token's holder is refused first if the token
+     * is not valid (on Postgres by the top-up's own statement); invalid input is refused before that.
      */
-    async topup(caller: Caller, cardId: string, { amount }: AmountInput, hooks: OperationHooks<TopupResult> = {}): Promise<TopupResult> {
+    async topup(
+      who: Caller | TokenHolder,
+      cardId: string,
+      { amount }: AmountInput,
+      hooks: OperationHooks<TopupResult> = {},
+    ): Promise<TopupResult> {
       checkCardId(cardId);
       guard.topup(amount);
+      if (onPostgres) return topupInOneRoundTrip(who, cardId, amount, clock.now(), hooks);
+      const caller = await authentication.resolve(who);
       const now = clock.now();
       const at = now.toISOString();
-      if (onPostgres) return topupInOneRoundTrip(caller, cardId, amount, now, hooks);
       return runAttempt(
         db,
         async (trx) => {
