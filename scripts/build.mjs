@@ -2,7 +2,7 @@
 // dist/ is emptied first, so a migration removed or renamed in the sources never lingers as .js there;
 // dist/.build-stamp is written last, only after tsc succeeded: scripts/start.mjs compares the sources with it.
 import { spawnSync } from 'node:child_process';
-import { rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -32,6 +32,32 @@ export function build() {
   if (status !== 0) return status ?? 1;
   writeFileSync(STAMP, `${new Date().toISOString()}\n`);
   return 0;
+}
+
+/** What the build reads: a file here newer than the stamp makes dist/ stale. */
+const SOURCES = ['src', 'migrations', 'tsconfig.json', 'tsconfig.build.json'];
+
+function newestSource(file = null) {
+  let newest = { mtimeMs: 0, file };
+  const visit = (entry) => {
+    if (!existsSync(entry)) return;
+    const stat = statSync(entry);
+    if (stat.isDirectory()) {
+      for (const name of readdirSync(entry)) visit(path.join(entry, name));
+    } else if (stat.mtimeMs > newest.mtimeMs) {
+      newest = { mtimeMs: stat.mtimeMs, file: entry };
+    }
+  };
+  for (const source of SOURCES) visit(path.join(ROOT, source));
+  return newest;
+}
+
+/** Why dist/ must be (re)built, or null when it is up to date. */
+export function staleness() {
+  if (!existsSync(STAMP)) return 'dist/ has not been built by `npm run build`';
+  const built = statSync(STAMP).mtimeMs;
+  const newest = newestSource();
+  return newest.mtimeMs > built ? `${path.relative(ROOT, newest.file)} is newer than dist/` : null;
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

@@ -5,36 +5,10 @@
 // A production install (`npm ci --omit=dev`: no tsc) over a built tree never builds: there dist/ is
 // the release (the Docker image ships no sources); if sources newer than it are present all the same,
 // it runs dist/ with a warning rather than failing.
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { build, DIST, findTsc, ROOT, STAMP } from './build.mjs';
-
-/** What the build reads: a file here newer than the stamp makes dist/ stale. */
-const SOURCES = ['src', 'migrations', 'tsconfig.json', 'tsconfig.build.json'];
-
-function newestSource(file = null) {
-  let newest = { mtimeMs: 0, file };
-  const visit = (entry) => {
-    if (!existsSync(entry)) return;
-    const stat = statSync(entry);
-    if (stat.isDirectory()) {
-      for (const name of readdirSync(entry)) visit(path.join(entry, name));
-    } else if (stat.mtimeMs > newest.mtimeMs) {
-      newest = { mtimeMs: stat.mtimeMs, file: entry };
-    }
-  };
-  for (const source of SOURCES) visit(path.join(ROOT, source));
-  return newest;
-}
-
-/** Why dist/ must be (re)built, or null when it is up to date. */
-export function staleness() {
-  if (!existsSync(STAMP)) return 'dist/ has not been built by `npm run build`';
-  const built = statSync(STAMP).mtimeMs;
-  const newest = newestSource();
-  return newest.mtimeMs > built ? `${path.relative(ROOT, newest.file)} is newer than dist/` : null;
-}
+import { build, DIST, findTsc, ROOT, staleness } from './build.mjs';
 
 const [entry, ...args] = process.argv.slice(2);
 if (!entry) {

@@ -11,6 +11,7 @@ import { openDatabase } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { freshPostgresSchema, whileNoSchemaIsDropped, withoutPostgres } from './core/dialects.js';
 import { newCard, newCustomer } from './helpers/core.js';
+import { nodeArgs } from './helpers/processes.js';
 
 // The card-data key at start: generated only for a database that never had one; a missing, wrong or
 // exposed key stops every entry point with exit code 2 instead of sealing new data under a new key.
@@ -57,7 +58,7 @@ interface Exited {
 
 /** Runs an entry point as an operator would, in its own process (from `p.dir`, so no `.env` is read). */
 function run(p: Place, file: string, args: string[] = [], env: Record<string, string> = {}): Promise<Exited> {
-  const child = spawn(process.execPath, ['--import', TSX, file, ...args], {
+  const child = spawn(process.execPath, [...nodeArgs(file), ...args], {
     cwd: p.dir,
     env: { PATH: process.env.PATH ?? '', ...p.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -18,11 +18,11 @@ import { CardDataKeyError, cardDataKeyFingerprint, createCardDataCipher } from '
 import { dialects, freshPostgresSchema, whileNoSchemaIsDropped, type Dialect } from '../core/dialects.js';
 import { newCard, newCustomer, type Customer } from '../helpers/core.js';
 import { sealedOld } from '../helpers/sealed-values.js';
+import { nodeArgs } from '../helpers/processes.js';
 
 // `npm run admin -- keys rotate --new-key-file F`: every card's PAN and CVV re-encrypted under the new
 // key in one transaction, the new key put in place, the old one kept and refused from then on.
 
-const TSX = import.meta.resolve('tsx');
 const ADMIN_CLI = fileURLToPath(new URL('../../src/admin/cli.ts', import.meta.url));
 
 interface Place {
@@ -79,7 +79,7 @@ function cli(p: Place, ...argv: string[]): Promise<{ code: number | null; stdout
   return p.guard(
     () =>
       new Promise((resolve, reject) => {
-        const child = spawn(process.execPath, ['--import', TSX, ADMIN_CLI, ...argv], {
+        const child = spawn(process.execPath, [...nodeArgs(ADMIN_CLI), ...argv], {
           cwd: p.dir,
           env: { PATH: process.env.PATH ?? '', DATABASE_URL: p.url, CARD_DATA_KEY_FILE: p.keyFile },
           stdio: ['ignore', 'pipe', 'pipe'],
