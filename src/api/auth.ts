@@ -89,14 +89,7 @@ export function installAuthentication(app: FastifyInstance, core: CardService, l
 
   /** Whether the token may be left to the operation: no key to claim first, and not over its own limit (429 before any lookup). */
   function mayLeaveCheck(request: FastifyRequest, counts: TokenCounts | undefined): boolean {
-    if (request.headers['idempotency-key'] !== undefined) return false;
-    if (!counts) return true;
-    try {
-      limiter!.tokenAccepted(counts);
-      return true;
-    } catch {
-      return false;
-    }
+    return request.headers['idempotency-key'] === undefined && !(counts && limiter!.overTokenLimit(counts));
   }
 
   // Attached per route when it is declared, so no request looks up its route's options.

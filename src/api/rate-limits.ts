@@ -33,6 +33,8 @@ export interface RequestLimiter {
    * address, refused when over, and against its token by `tokenHash`, and reads its address's failed authentications.
    */
   beforeToken(request: FastifyRequest, tokenHash: string | undefined): Promise<TokenCounts>;
+  /** Whether the request's token is over its own limit (then `tokenAccepted` refuses it). */
+  overTokenLimit(counts: TokenCounts): boolean;
   /** The token is valid: refused when over its limit. Never by its address's failures. */
   tokenAccepted(counts: TokenCounts): void;
   /**
@@ -89,6 +91,10 @@ export function createRequestLimiter(limits: RateLimits, logger: Logger, counts:
       const [address, failures, token] = await counts.count(keys);
       refuseIfOver(address!, limits.perAddressPerMinute);
       return { token, failures: failures! };
+    },
+
+    overTokenLimit({ token }) {
+      return token !== undefined && token.count > limits.perTokenPerMinute;
     },
 
     tokenAccepted({ token }) {

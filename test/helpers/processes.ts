@@ -12,7 +12,7 @@ export const ENTRY = {
 };
 const TSX = import.meta.resolve('tsx');
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const SOURCES = path.join(ROOT, 'src') + path.sep;
+const SRC_DIR = path.join(ROOT, 'src') + path.sep;
 /** Whether dist/ is the build of the sources as they are (`npm test` builds it before the test files run). */
 const BUILT = staleness() === null;
 
@@ -22,7 +22,7 @@ const BUILT = staleness() === null;
  * host; otherwise (and for the tests' own scripts) the source through tsx.
  */
 export function nodeArgs(script: string): string[] {
-  if (BUILT && script.startsWith(SOURCES) && script.endsWith('.ts')) {
+  if (BUILT && script.startsWith(SRC_DIR) && script.endsWith('.ts')) {
     return [path.join(DIST, path.relative(ROOT, script)).replace(/\.ts$/, '.js')];
   }
   return ['--import', TSX, script];

@@ -80,15 +80,7 @@ export function createMovementOperations({
     const transactionId = newRecordId();
     const work = async (ex: Executor): Promise<TopupResult> => {
       const at = now.toISOString();
-      const outcome = await topupOnce(ex, isTokenHolder(who) ? { tokenHash: who.tokenHash } : who, [
-        cardId,
-        amount,
-        at,
-        threshold,
-        revenue,
-        transactionId,
-        `topup:${transactionId}`,
-      ]);
+      const outcome = await topupOnce(ex, who, [cardId, amount, at, threshold, revenue, transactionId, `topup:${transactionId}`]);
       const { caller, tokenUse, card, moved, walletAvailable } = outcome;
       if (!caller) throw new CardServiceError('INVALID_TOKEN');
       if (isTokenHolder(who)) {

@@ -2,7 +2,7 @@ import { type RawBuilder, sql } from 'kysely';
 import { compiledOnce } from '../../db/compiled-query.js';
 import type { CardRow, Executor } from '../../db/schema.js';
 import type { Cents } from '../ledger/money.js';
-import type { TokenUse } from './authentication.js';
+import { isTokenHolder, type TokenHolder, type TokenUse } from './authentication.js';
 import type { Caller } from './views.js';
 
 /** What one top-up statement did, and what the named checks need to word a refusal. */
@@ -178,11 +178,10 @@ export const topupByTokenInOneStatement = compiledOnce(8, (ex, tokenHash: string
  * Runs the top-up statement for `who` and reads its one row: `topupInOneStatement` for a known caller,
  * `topupByTokenInOneStatement` for a token's holder.
  */
-export async function topupOnce(ex: Executor, who: Caller | { tokenHash: string }, args: TopupArgs): Promise<TopupOutcome> {
-  const row =
-    'tokenHash' in who
-      ? await topupByTokenInOneStatement.executeTakeOne(ex, who.tokenHash, ...args)
-      : await topupInOneStatement.executeTakeOne(ex, who.userId, who.walletAccountId, ...args);
+export async function topupOnce(ex: Executor, who: Caller | TokenHolder, args: TopupArgs): Promise<TopupOutcome> {
+  const row = isTokenHolder(who)
+    ? await topupByTokenInOneStatement.executeTakeOne(ex, who.tokenHash, ...args)
+    : await topupInOneStatement.executeTakeOne(ex, who.userId, who.walletAccountId, ...args);
   const outcome: TopupOutcome = { walletAvailable: Number(row.wallet_available ?? 0) };
   if (row.user_id !== null) {
     outcome.caller = { userId: row.user_id, walletAccountId: Number(row.wallet_account_id) };
