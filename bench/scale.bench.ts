@@ -297,22 +297,31 @@ export default async function (): Promise<void> {
     // The Postgres database gets its own key fingerprint: a key file of its own.
     const pgKeyFile = path.join(dir, 'pg-card-data.key');
     const pgSeed = await seed(pgUrl, pgKeyFile);
-    // Each process's pool: `DATABASE_POOL_SIZE=N npm run bench -- scale`, else the default (10). Then the
-    // processes again with one pool's connections split between them (`split`), as the README advises.
-    const each = process.env.DATABASE_POOL_SIZE;
-    const total = Number(each ?? DEFAULT_POSTGRES_POOL_SIZE);
+    // The connections the processes share: `DATABASE_POOL_SIZE=N npm run bench -- scale`, else the default
+    // (10). Then the processes again with as many each as one process has (what a pool of its own per
+    // process gave before they shared one), for comparison.
+    const shared = process.env.DATABASE_POOL_SIZE;
+    const total = Number(shared ?? DEFAULT_POSTGRES_POOL_SIZE);
     let one: Figures | undefined;
     const runs: { count: number; poolSize?: string; label: string }[] = [
-      ...PROCESS_COUNTS.map((count) => ({ count, poolSize: each, label: `Postgres, ${count} process${count > 1 ? 'es' : ''}` })),
-      ...PROCESS_COUNTS.filter((count) => count > 1).map((count) => {
-        const poolSize = String(Math.max(2, Math.round(total / count)));
-        return { count, poolSize, label: `  × ${count}, pools of ${poolSize}` };
-      }),
+      ...PROCESS_COUNTS.map((count) => ({ count, poolSize: shared, label: `Postgres, ${count} process${count > 1 ? 'es' : ''}` })),
+      ...PROCESS_COUNTS.filter((count) => count > 1).map((count) => ({
+        count,
+        poolSize: String(total * count),
+        label: `  × ${count}, ${total} each`,
+      })),
     ];
-    for (const { count, poolSize, label } of runs) {
-      const figures = await measure(label, count, dir, pgUrl, pgKeyFile, pgSeed, poolSize);
-      one ??= figures;
-      console.log(`${row(label, figures, sqlite)}   ${(figures.rps / one.rps).toFixed(2)}× one Postgres process`);
+    // `SCALE_ROUNDS=N`: the Postgres rows N times in turn, each beside its own round's one process, as
+    // this host's load drifts by more than the differences measured.
+    const rounds = Number(process.env.SCALE_ROUNDS ?? 1);
+    for (let round = 1; round <= rounds; round++) {
+      if (rounds > 1) console.log(`  round ${round} of ${rounds}`);
+      one = undefined;
+      for (const { count, poolSize, label } of runs) {
+        const figures = await measure(label, count, dir, pgUrl, pgKeyFile, pgSeed, poolSize);
+        one ??= figures;
+        console.log(`${row(label, figures, sqlite)}   ${(figures.rps / one.rps).toFixed(2)}× one Postgres process`);
+      }
     }
   } finally {
     await schema?.drop().catch(() => undefined);

@@ -46,7 +46,7 @@ export interface CoreOptions {
   sandboxAsyncIssue?: boolean;
   /** How SQLite batches writes into one commit (defaults suit a service; tests widen the time cap). */
   groupCommit?: GroupCommitOptions;
-  /** Postgres: the connections the process keeps open (`DATABASE_POOL_SIZE`). */
+  /** Postgres: the connections the processes on the database share (`DATABASE_POOL_SIZE`). */
   poolSize?: number;
 }
 

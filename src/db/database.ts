@@ -5,6 +5,7 @@ import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { DEFAULT_POSTGRES_POOL_SIZE } from './pool-size.js';
 import { PreparingClient } from './prepared-statements.js';
+import { SharedPool } from './shared-pool.js';
 import type { Database } from './schema.js';
 import { readsDirectly } from './compiled-query.js';
 import { keepWal, sqliteDialect, type GroupCommitOptions, type GroupCommitStats } from './sqlite/index.js';
@@ -104,7 +105,8 @@ function usePlainNumbersForPostgresBigints(): void {
 
 /**
  * `groupCommit`: how batches of writes are capped on SQLite (see `sqliteDialect`); `poolSize`: how many
- * connections to Postgres (each a transaction at a time; more concurrent commits share Postgres's flushes).
+ * connections to Postgres the processes on the database keep open together (each a transaction at a time;
+ * this process uses its share, see `SharedPool`).
  */
 export function openDatabase(url: string, options: { groupCommit?: GroupCommitOptions; poolSize?: number } = {}): OpenDatabase {
   const target = parseDatabaseUrl(url);
@@ -112,7 +114,7 @@ export function openDatabase(url: string, options: { groupCommit?: GroupCommitOp
     usePlainNumbersForPostgresBigints();
     const db = new Kysely<Database>({
       dialect: new PostgresDialect({
-        pool: new pg.Pool({ connectionString: target.url, max: options.poolSize ?? DEFAULT_POSTGRES_POOL_SIZE, Client: PreparingClient }),
+        pool: new SharedPool({ url: target.url, total: options.poolSize ?? DEFAULT_POSTGRES_POOL_SIZE, Client: PreparingClient }),
       }),
     });
     return { db, target, close: () => db.destroy() };

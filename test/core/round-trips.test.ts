@@ -1,29 +1,16 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import pg from 'pg';
 import { useCore, withoutPostgres } from './dialects.js';
 import { newCard, newCustomer } from '../helpers/core.js';
+import { queriesSent } from '../helpers/queries.js';
 import type { TestCore } from '../helpers/core.js';
 import { hashToken } from '../../src/core/keys/secrets.js';
 import type { Caller } from '../../src/core/operations/views.js';
 
-/**
- * The statements a Postgres operation sends, counted at the driver: node-postgres sends one query at a
- * time and waits for its answer, so each `query` call is one round trip to the server.
- */
+/** The statements a Postgres operation sends, one round trip each (see `queriesSent`). */
 async function roundTrips<T>(run: () => Promise<T>): Promise<{ result: T; trips: string[] }> {
-  const query = pg.Client.prototype.query;
-  const trips: string[] = [];
-  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-    const [first] = args;
-    trips.push(typeof first === 'string' ? first : String((first as { text?: string }).text));
-    return (query as (...a: unknown[]) => unknown).apply(this, args);
-  } as typeof query;
-  try {
-    return { result: await run(), trips };
-  } finally {
-    pg.Client.prototype.query = query;
-  }
+  const { result, queries } = await queriesSent(run);
+  return { result, trips: queries.map((query) => query.text) };
 }
 
 const short = (trips: string[]) => trips.map((s) => s.replace(/\s+/g, ' ').slice(0, 60)).join('\n');

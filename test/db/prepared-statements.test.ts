@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { sql } from 'kysely';
-import pg from 'pg';
 import { compiledOnce } from '../../src/db/compiled-query.js';
 import { preparable, preparedName } from '../../src/db/prepared-statements.js';
 import { useCore, withoutPostgres } from '../core/dialects.js';
 import { newCard, newCustomer } from '../helpers/core.js';
+import { queriesSent } from '../helpers/queries.js';
 
 describe('which statements are prepared', () => {
   test('a statement that names its columns is preparable', () => {
@@ -63,13 +63,7 @@ describe('prepared statements on Postgres', { skip: withoutPostgres }, () => {
     const alice = await newCustomer(t, 50_000);
     const card = await newCard(t, alice);
     let last = await t.core.topup(alice.caller, card.id, { amount: 1_000 });
-    const send = pg.Client.prototype.query;
-    const names: (string | undefined)[] = [];
-    pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-      names.push(typeof args[0] === 'object' ? (args[0] as { name?: string }).name : undefined);
-      return (send as (...a: unknown[]) => unknown).apply(this, args);
-    } as typeof send;
-    try {
+    const { queries } = await queriesSent(async () => {
       for (let i = 0; i < 12; i++) {
         t.clock.advance(2_000);
         const next = await t.core.topup(alice.caller, card.id, { amount: 1_000 });
@@ -77,9 +71,8 @@ describe('prepared statements on Postgres', { skip: withoutPostgres }, () => {
         assert.equal(next.walletBalance, last.walletBalance - next.totalCharged);
         last = next;
       }
-    } finally {
-      pg.Client.prototype.query = send;
-    }
+    });
+    const names = queries.map((query) => query.name);
     assert.equal(names.length, 12);
     assert.ok(
       names.every((name) => name !== undefined && name === names[0]),

@@ -1,0 +1,136 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { PostgresPool, PostgresPoolClient } from 'kysely';
+import pg from 'pg';
+
+/**
+ * Postgres's connections, shared by the processes on one database: `DATABASE_POOL_SIZE` is what they keep
+ * open together, and each process uses its share.
+ *
+ * Why: with a pool of its own per process, four API processes kept four times the transactions going at
+ * once, and Postgres spent more CPU on each top-up (0.60 ms with 10 connections, 0.70-0.75 with 20 or 40 on
+ * a 2-core host), so more processes did fewer top-ups than one. Sharing 10, two and four processes did
+ * 1.14x and 1.28x one (docs/performance.md).
+ *
+ * How: each process names its connections (`application_name`: this prefix, a tag of its schema, an id of
+ * its own) and counts, every two seconds, the names of its database's connections with the same prefix and
+ * tag: the processes at work on it. Its share is the total over that count, rounded up, at least two (so that
+ * one slow statement does not hold up all of a process's requests), and never above the total.
+ * Connections above a share that shrank are not handed out again and close after 10 s idle, as pg's pool
+ * closes any.
+ */
+export const APPLICATION_NAME = 'virtual-cards';
+export const COUNT_EVERY_MS = 2_000;
+/** The count of the processes at work on the database and schema (`$1`: the names' pattern). */
+export const COUNT_STATEMENT =
+  'select count(distinct application_name)::int as n from pg_stat_activity where datname = current_database() and application_name like $1';
+
+/** This process's connections when `processes` share `total`. */
+export function shareOf(total: number, processes: number): number {
+  return Math.min(total, Math.max(2, Math.ceil(total / Math.max(1, processes))));
+}
+
+/**
+ * The schema a URL's connections use (its `options=-c search_path=…`), as a short tag: processes on one
+ * database in different schemas (tests, side-by-side deployments) do not share.
+ */
+function schemaTag(url: string): string {
+  let options = '';
+  try {
+    options = new URL(url).searchParams.get('options') ?? '';
+  } catch {
+    // pg reads the URL itself and reports what is wrong with it.
+  }
+  return createHash('sha256').update(options).digest('hex').slice(0, 8);
+}
+
+/** A pg pool that hands out at most this process's share of the connections (see above). */
+export class SharedPool implements PostgresPool {
+  /** What this process's connections are named in `pg_stat_activity`. */
+  readonly applicationName: string;
+  readonly #pool: pg.Pool;
+  readonly #total: number;
+  readonly #namePattern: string;
+  #limit: number;
+  #active = 0;
+  /** Callers waiting for a connection; each is resolved with a slot already counted in `#active`. */
+  readonly #waiting: (() => void)[] = [];
+  readonly #timer: NodeJS.Timeout;
+  #processes = 1;
+  #ended: Promise<void> | undefined;
+
+  constructor(options: { url: string; total: number; Client: typeof pg.Client }) {
+    const tag = schemaTag(options.url);
+    this.#total = options.total;
+    this.#limit = options.total;
+    this.#namePattern = `${APPLICATION_NAME} ${tag} %`;
+    this.applicationName = `${APPLICATION_NAME} ${tag} ${randomBytes(4).toString('hex')}`;
+    this.#pool = new pg.Pool({
+      connectionString: options.url,
+      max: options.total,
+      Client: options.Client,
+      application_name: this.applicationName,
+    });
+    void this.count();
+    this.#timer = setInterval(() => void this.count(), COUNT_EVERY_MS).unref();
+  }
+
+  /** The processes sharing the connections at the last count (this one included), and this one's share. */
+  get sharing(): { processes: number; share: number } {
+    return { processes: this.#processes, share: this.#limit };
+  }
+
+  /** Counts the processes at work on this database and schema, and takes this one's share. */
+  async count(): Promise<void> {
+    let client: PostgresPoolClient | undefined;
+    try {
+      client = await this.connect();
+      const { rows } = await client.query<{ n: number }>(COUNT_STATEMENT, [this.#namePattern]);
+      this.#processes = Math.max(1, rows[0]?.n ?? 1);
+      this.#setLimit(shareOf(this.#total, this.#processes));
+    } catch {
+      // Postgres unreachable: the share stays as it was, and the callers see the error on their own queries.
+    } finally {
+      client?.release();
+    }
+  }
+
+  async connect(): Promise<PostgresPoolClient> {
+    if (this.#active < this.#limit) this.#active++;
+    else await new Promise<void>((resolve) => this.#waiting.push(resolve));
+    let client: pg.PoolClient;
+    try {
+      client = await this.#pool.connect();
+    } catch (error) {
+      this.#free();
+      throw error;
+    }
+    const release = client.release;
+    client.release = (error?: Error | boolean) => {
+      release.call(client, error);
+      this.#free();
+    };
+    return client;
+  }
+
+  /** Closes the connections (once, however often it is called). */
+  end(): Promise<void> {
+    clearInterval(this.#timer);
+    this.#ended ??= this.#pool.end();
+    return this.#ended;
+  }
+
+  /** A connection given back: its slot goes to the next waiting caller, unless the share shrank below it. */
+  #free(): void {
+    const next = this.#active <= this.#limit ? this.#waiting.shift() : undefined;
+    if (next) next();
+    else this.#active--;
+  }
+
+  #setLimit(limit: number): void {
+    this.#limit = limit;
+    while (this.#active < limit && this.#waiting.length > 0) {
+      this.#active++;
+      this.#waiting.shift()!();
+    }
+  }
+}
