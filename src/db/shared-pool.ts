@@ -11,9 +11,8 @@ import pg from 'pg';
  * a 2-core host), so more processes did fewer top-ups than one. Sharing 10, two and four processes did
  * 1.14x and 1.28x one (docs/performance.md).
  *
- * How: each process names its connections (`application_name`: this prefix, a tag of its schema, an id of
- * its own) and counts, every two seconds, the names of its database's connections with the same prefix and
- * tag: the processes at work on it. Its share is the total over that count, rounded up, at least two (so that
+ * How: each process names its connections (`application_name`, see `naming`) and counts, every two seconds,
+ * the names of its database's connections with its prefix and tag: the processes at work on it. Its share is the total over that count, rounded up, at least two (so that
  * one slow statement does not hold up all of a process's requests), and never above the total.
  * Connections above a share that shrank are not handed out again and close after 10 s idle, as pg's pool
  * closes any.
@@ -30,17 +29,30 @@ export function shareOf(total: number, processes: number): number {
 }
 
 /**
- * The schema a URL's connections use (its `options=-c search_path=…`), as a short tag: processes on one
- * database in different schemas (tests, side-by-side deployments) do not share.
+ * How a URL's connections are named and counted: the name the URL gives them (`application_name`), else ours,
+ * then a tag of the schema the URL sets (its `options=-c search_path=…`; processes on one database in
+ * different schemas, tests or side-by-side deployments, do not share), then the process's own id. The URL's
+ * name is taken out of the URL, where it would win over the process's.
  */
-function schemaTag(url: string): string {
+function naming(url: string): { url: string; name: string; pattern: string } {
   let options = '';
+  let prefix = APPLICATION_NAME;
   try {
-    options = new URL(url).searchParams.get('options') ?? '';
+    const parsed = new URL(url);
+    options = parsed.searchParams.get('options') ?? '';
+    const given = parsed.searchParams.get('application_name');
+    if (given) {
+      // Postgres keeps 63 bytes of a name: room is left for the tag and the id.
+      prefix = given.slice(0, 40);
+      parsed.searchParams.delete('application_name');
+      url = parsed.toString();
+    }
   } catch {
     // pg reads the URL itself and reports what is wrong with it.
   }
-  return createHash('sha256').update(options).digest('hex').slice(0, 8);
+  const tag = createHash('sha256').update(options).digest('hex').slice(0, 8);
+  const like = `${prefix} ${tag} `.replace(/[\\%_]/g, (c) => `\\${c}`);
+  return { url, name: `${prefix} ${tag} ${randomBytes(4).toString('hex')}`, pattern: `${like}%` };
 }
 
 /** A pg pool that hands out at most this process's share of the connections (see above). */
@@ -59,13 +71,13 @@ export class SharedPool implements PostgresPool {
   #ended: Promise<void> | undefined;
 
   constructor(options: { url: string; total: number; Client: typeof pg.Client }) {
-    const tag = schemaTag(options.url);
+    const { url, name, pattern } = naming(options.url);
     this.#total = options.total;
     this.#limit = options.total;
-    this.#namePattern = `${APPLICATION_NAME} ${tag} %`;
-    this.applicationName = `${APPLICATION_NAME} ${tag} ${randomBytes(4).toString('hex')}`;
+    this.#namePattern = pattern;
+    this.applicationName = name;
     this.#pool = new pg.Pool({
-      connectionString: options.url,
+      connectionString: url,
       max: options.total,
       Client: options.Client,
       application_name: this.applicationName,

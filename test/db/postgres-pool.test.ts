@@ -113,6 +113,20 @@ describe('processes on one Postgres database share its pool size', { skip: witho
     assert.deepEqual(other.sharing, { processes: 1, share: 10 });
   });
 
+  test("a URL's own application_name stays the connections' name, and the processes using it still share", async (t) => {
+    const { database, open } = await onFreshDatabase(t);
+    const url = new URL(database.url);
+    url.searchParams.set('application_name', 'cards_api 100%');
+    const pools = [open(10, url.toString()), open(10, url.toString())];
+    const other = open(10, database.url);
+    await eventually('the two count each other, and not the third', async () => {
+      await Promise.all([...pools, other].map((pool) => pool.count()));
+      return pools.every((pool) => pool.sharing.processes === 2);
+    });
+    assert.deepEqual(other.sharing, { processes: 1, share: 10 });
+    for (const pool of pools) assert.match(pool.applicationName, /^cards_api 100% [0-9a-f]{8} [0-9a-f]{8}$/);
+  });
+
   test('an opened database names its connections for the count', async (t) => {
     const { database } = await onFreshDatabase(t);
     const opened = openDatabase(database.url, { poolSize: 4 });
