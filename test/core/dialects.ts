@@ -100,21 +100,38 @@ function migratedTemplate(baseUrl: string): Promise<string> {
     await client.query('select pg_advisory_lock($1)', [TEMPLATE_LOCK]);
     const { rowCount } = await client.query('select 1 from pg_database where datname = $1', [name]);
     if (rowCount) return name;
+    // A build under way holds the lock, so one found now was left by a builder that died.
+    const { rows: left } = await client.query<{ datname: string }>("select datname from pg_database where datname like 'test_building_%'");
+    for (const { datname } of left) await dropBuilding(client, datname);
     // Built under another name and renamed once migrated, so a half-built template is never copied.
     const building = `test_building_${randomUUID().replaceAll('-', '')}`;
     await client.query(`create database ${building}`);
-    const database = openDatabase(onDatabase(baseUrl, building), { poolSize: 1 });
     try {
-      await migrateToLatest(database.db);
-    } finally {
-      await database.close();
+      const database = openDatabase(onDatabase(baseUrl, building), { poolSize: 1 });
+      try {
+        await migrateToLatest(database.db);
+      } finally {
+        await database.close();
+      }
+      // No connections, so neither autovacuum nor a stray client can keep a copy from starting.
+      await client.query(`alter database ${building} is_template true allow_connections false`);
+      await client.query(`alter database ${building} rename to ${name}`);
+    } catch (error) {
+      await dropBuilding(client, building);
+      throw error;
     }
-    // No connections, so neither autovacuum nor a stray client can keep a copy from starting.
-    await client.query(`alter database ${building} rename to ${name}`);
-    await client.query(`alter database ${name} is_template true allow_connections false`);
     return name;
   });
+  // A failed build is tried again by the next test rather than failing every one after it.
+  template.catch(() => {
+    template = undefined;
+  });
   return template;
+}
+
+async function dropBuilding(client: pg.Client, name: string): Promise<void> {
+  await client.query(`alter database ${name} is_template false`);
+  await client.query(`drop database if exists ${name} with (force)`);
 }
 
 /** A migrated Postgres database of its own, dropped by the returned function. */
@@ -130,18 +147,20 @@ export async function freshPostgresDatabase(baseUrl: string): Promise<{ url: str
 
 /**
  * Drops a test database once nothing is connected to it. A test's other pools (a second instance, an app closed
- * after the core) may still be closing, and terminating them would fail whichever test runs next; a pool left
- * open closes its idle connections after 10 s. The drop goes on in the background, and keeps the test process
- * alive until it is done.
+ * after the core) may still be closing, and terminating them would fail whichever test runs next. Postgres
+ * itself waits up to 5 s for them at each try; after 20 s the database is left behind (a pool left open
+ * would keep its connections). The drop goes on in the background, and keeps the test process alive until
+ * it is done.
  */
 async function dropWhenUnused(baseUrl: string, name: string): Promise<void> {
   const attempt = async (): Promise<void> => {
-    for (let tries = 0; tries < 150; tries++) {
+    const deadline = Date.now() + 20_000;
+    for (;;) {
       try {
         await onClient(baseUrl, (client) => client.query(`drop database if exists ${name}`));
         return;
       } catch (error) {
-        if ((error as { code?: string }).code !== OBJECT_IN_USE) throw error;
+        if ((error as { code?: string }).code !== OBJECT_IN_USE || Date.now() > deadline) throw error;
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
     }

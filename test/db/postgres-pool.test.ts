@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { describe, type TestContext, test } from 'node:test';
 import { sql } from 'kysely';
 import pg from 'pg';
@@ -6,6 +8,8 @@ import { openDatabase } from '../../src/db/database.js';
 import { APPLICATION_NAME, SharedPool, shareOf } from '../../src/db/shared-pool.js';
 import { freshPostgresDatabase, freshPostgresSchema, withSearchPath, withoutPostgres } from '../core/dialects.js';
 import { eventually } from '../helpers/wait.js';
+
+const run = promisify(execFile);
 
 test('a Postgres database opens as many connections as its pool size, and no more', { skip: withoutPostgres }, async () => {
   const schema = await freshPostgresSchema(process.env.TEST_DATABASE_URL!);
@@ -116,7 +120,8 @@ describe('processes on one Postgres database share its pool size', { skip: witho
   test("a URL's own application_name stays the connections' name, and the processes using it still share", async (t) => {
     const { database, open } = await onFreshDatabase(t);
     const url = new URL(database.url);
-    url.searchParams.set('application_name', 'cards_api 100%');
+    // LIKE's wildcards and a letter Postgres would not keep as it is.
+    url.searchParams.set('application_name', 'cards_api 100% café');
     const pools = [open(10, url.toString()), open(10, url.toString())];
     const other = open(10, database.url);
     await eventually('the two count each other, and not the third', async () => {
@@ -124,7 +129,29 @@ describe('processes on one Postgres database share its pool size', { skip: witho
       return pools.every((pool) => pool.sharing.processes === 2);
     });
     assert.deepEqual(other.sharing, { processes: 1, share: 10 });
-    for (const pool of pools) assert.match(pool.applicationName, /^cards_api 100% [0-9a-f]{8} [0-9a-f]{8}$/);
+    for (const pool of pools) assert.match(pool.applicationName, /^cards_api 100% caf\? [0-9a-f]{8} [0-9a-f]{8}$/);
+  });
+
+  test('a pool left open does not keep its process alive once idle, although it counts every 2 s', async (t) => {
+    const { database } = await onFreshDatabase(t);
+    const script = `
+      import pg from 'pg';
+      import { SharedPool } from ${JSON.stringify(new URL('../../src/db/shared-pool.ts', import.meta.url).href)};
+      const pool = new SharedPool({ url: process.env.URL, total: 4, Client: pg.Client });
+      await pool.count();
+      const client = await pool.connect();
+      await client.query('select 1', []);
+      client.release();
+      console.log('idle');
+    `;
+    const started = Date.now();
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      env: { ...process.env, URL: database.url },
+      timeout: 30_000,
+    });
+    assert.equal(stdout.trim(), 'idle');
+    // pg closes idle connections after 10 s: the process ended before, without them keeping it.
+    assert.ok(Date.now() - started < 10_000, `the process ended after ${Date.now() - started} ms`);
   });
 
   test('an opened database names its connections for the count', async (t) => {

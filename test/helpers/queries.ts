@@ -10,7 +10,7 @@ export interface SentQuery {
 /**
  * The queries node-postgres sends while `run` runs, counted at the driver: it sends one query at a time
  * on a connection and waits for its answer, so each is one round trip to the server. The shared pool's
- * count of its processes, every two seconds on a connection of its own, is not one of them.
+ * count of its processes, every two seconds on one of the pool's connections, is not one of them.
  */
 export async function queriesSent<T>(run: () => Promise<T>): Promise<{ result: T; queries: SentQuery[] }> {
   const send = pg.Client.prototype.query;
