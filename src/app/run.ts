@@ -12,7 +12,7 @@ import { loadDotEnv } from './env.js';
 import { startHousekeeping } from './housekeeping.js';
 import { loggableError } from '../infra/log-safe.js';
 import { createLogger, processLogDestination, type Logger } from '../infra/logger.js';
-import { type MetricsListener, metricsRegistry, serveMetrics } from '../infra/metrics.js';
+import { type MetricsListener, metricsRegistry, poolMetrics, serveMetrics } from '../infra/metrics.js';
 import { closeRedis, connectRedis, redisAddress, RedisUnreachableError, type Redis } from '../infra/redis.js';
 import { type RemoteMode, startRemoteMode } from './remote-mode.js';
 import { stopOnSignals } from './shutdown.js';
@@ -84,6 +84,7 @@ async function start(config: Config, logger: Logger): Promise<() => Promise<void
   const webApp = webAppOf(runtime, config, remote);
   // One registry for whatever runs here (the bot, the API or both), served on a listener of its own.
   const registry = config.METRICS_PORT === undefined ? undefined : metricsRegistry();
+  if (registry && runtime.database.sharing) poolMetrics(registry, runtime.database.sharing);
   let metrics: MetricsListener | undefined;
   let api: RunningHttpApi | undefined;
   let bot: RunningBot | undefined;

@@ -26,6 +26,8 @@ export interface OpenDatabase {
    * Never settles otherwise; absent on Postgres and in memory.
    */
   durabilityLost?: Promise<unknown>;
+  /** Postgres: the processes sharing the connections at the last count, and this one's share (see `SharedPool`). */
+  sharing?: () => { processes: number; share: number };
   close(): Promise<void>;
 }
 
@@ -112,12 +114,14 @@ export function openDatabase(url: string, options: { groupCommit?: GroupCommitOp
   const target = parseDatabaseUrl(url);
   if (target.kind === 'postgres') {
     usePlainNumbersForPostgresBigints();
-    const db = new Kysely<Database>({
-      dialect: new PostgresDialect({
-        pool: new SharedPool({ url: target.url, total: options.poolSize ?? DEFAULT_POSTGRES_POOL_SIZE, Client: PreparingClient }),
-      }),
-    });
-    return { db, target, close: () => db.destroy() };
+    const pool = new SharedPool({ url: target.url, total: options.poolSize ?? DEFAULT_POSTGRES_POOL_SIZE, Client: PreparingClient });
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    // Kysely ends the pool only if it ever used it; the pool counts its processes from the start.
+    const close = async () => {
+      await db.destroy();
+      await pool.end();
+    };
+    return { db, target, sharing: () => pool.sharing, close };
   }
   const sqlite = openSqlite(target.file);
   const onDisk = isOnDisk(target.file);

@@ -1,6 +1,6 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { collectDefaultMetrics, Registry } from 'prom-client';
+import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 import type { Logger } from './logger.js';
 
 /**
@@ -12,6 +12,26 @@ export function metricsRegistry(): Registry {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   return registry;
+}
+
+/** Postgres's connections as the processes share them (`DATABASE_POOL_SIZE`), read at each scrape. */
+export function poolMetrics(registry: Registry, sharing: () => { processes: number; share: number }): void {
+  new Gauge({
+    name: 'db_pool_processes',
+    help: 'Processes sharing the Postgres connections at the last count, this one included',
+    registers: [registry],
+    collect() {
+      this.set(sharing().processes);
+    },
+  });
+  new Gauge({
+    name: 'db_pool_share',
+    help: 'Postgres connections this process may use at once: its share of DATABASE_POOL_SIZE',
+    registers: [registry],
+    collect() {
+      this.set(sharing().share);
+    },
+  });
 }
 
 export interface MetricsListener {

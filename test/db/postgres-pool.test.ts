@@ -8,6 +8,7 @@ import { openDatabase } from '../../src/db/database.js';
 import { APPLICATION_NAME, SharedPool, shareOf } from '../../src/db/shared-pool.js';
 import { freshPostgresDatabase, freshPostgresSchema, withSearchPath, withoutPostgres } from '../core/dialects.js';
 import { eventually } from '../helpers/wait.js';
+import { metricsRegistry, poolMetrics } from '../../src/infra/metrics.js';
 
 const run = promisify(execFile);
 
@@ -154,10 +155,22 @@ describe('processes on one Postgres database share its pool size', { skip: witho
     assert.ok(Date.now() - started < 10_000, `the process ended after ${Date.now() - started} ms`);
   });
 
-  test('an opened database names its connections for the count', async (t) => {
+  test('an opened database names its connections for the count, and /metrics shows its share', async (t) => {
     const { database } = await onFreshDatabase(t);
     const opened = openDatabase(database.url, { poolSize: 4 });
     t.after(() => opened.close());
+    const registry = metricsRegistry();
+    poolMetrics(registry, opened.sharing!);
+    const second = openDatabase(database.url, { poolSize: 4 });
+    t.after(() => second.close());
+    await eventually(
+      'the metrics show two processes sharing 4 connections, 2 each',
+      async () => {
+        const text = await registry.metrics();
+        return text.includes('\ndb_pool_processes 2\n') && text.includes('\ndb_pool_share 2\n');
+      },
+      { timeoutMs: 15_000 },
+    );
     const { rows } = await sql<{
       name: string;
     }>`select application_name as name from pg_stat_activity where pid = pg_backend_pid()`.execute(opened.db);
