@@ -10,7 +10,6 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, sym
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, test, type TestContext } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { runAdmin } from '../../src/admin/run.js';
 import { startCore, type CoreRuntime } from '../../src/app/compose.js';
 import { reencryptCardData } from '../../src/core/keys/card-data-keys.js';
@@ -18,12 +17,10 @@ import { CardDataKeyError, cardDataKeyFingerprint, createCardDataCipher } from '
 import { dialects, freshPostgresSchema, whileNoSchemaIsDropped, type Dialect } from '../core/dialects.js';
 import { newCard, newCustomer, type Customer } from '../helpers/core.js';
 import { sealedOld } from '../helpers/sealed-values.js';
-import { nodeArgs } from '../helpers/processes.js';
+import { ENTRY, nodeArgs } from '../helpers/processes.js';
 
 // `npm run admin -- keys rotate --new-key-file F`: every card's PAN and CVV re-encrypted under the new
 // key in one transaction, the new key put in place, the old one kept and refused from then on.
-
-const ADMIN_CLI = fileURLToPath(new URL('../../src/admin/cli.ts', import.meta.url));
 
 interface Place {
   dir: string;
@@ -79,7 +76,7 @@ function cli(p: Place, ...argv: string[]): Promise<{ code: number | null; stdout
   return p.guard(
     () =>
       new Promise((resolve, reject) => {
-        const child = spawn(process.execPath, [...nodeArgs(ADMIN_CLI), ...argv], {
+        const child = spawn(process.execPath, [...nodeArgs(ENTRY.admin), ...argv], {
           cwd: p.dir,
           env: { PATH: process.env.PATH ?? '', DATABASE_URL: p.url, CARD_DATA_KEY_FILE: p.keyFile },
           stdio: ['ignore', 'pipe', 'pipe'],

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, type AddressInfo } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DIST, staleness } from '../../scripts/build.mjs';
+import { DIST, ROOT, staleness } from '../../scripts/build.mjs';
 
 /** The project's entry points, run as an operator runs them: each in its own process. */
 export const ENTRY = {
@@ -11,7 +11,6 @@ export const ENTRY = {
   admin: fileURLToPath(new URL('../../src/admin/cli.ts', import.meta.url)),
 };
 const TSX = import.meta.resolve('tsx');
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const SRC_DIR = path.join(ROOT, 'src') + path.sep;
 /** Whether dist/ is the build of the sources as they are (`npm test` builds it before the test files run). */
 const BUILT = staleness() === null;
