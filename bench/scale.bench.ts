@@ -1,11 +1,11 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
+import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import autocannon from 'autocannon';
 import { startCore } from '../src/app/compose.js';
 import { type ChildProcess, spawn } from 'node:child_process';
-import { DEFAULT_POSTGRES_POOL_SIZE } from '../src/db/pool-size.js';
 import { freshPostgresSchema } from '../test/core/dialects.js';
 import { postgresReachable, postgresUrl } from './postgres.js';
 import { ENTRY, freePort } from '../test/helpers/processes.js';
@@ -15,6 +15,10 @@ import { ENTRY, freePort } from '../test/helpers/processes.js';
 // evenly over the processes (a load balancer's round robin); each process tops up cards of its own, so
 // no request meets another's cooldown. Postgres is `BENCH_DATABASE_URL`, else `TEST_DATABASE_URL`, else
 // the local server; without one, only the SQLite figure is printed.
+//
+// Each Postgres count is measured on the API and, in turn, on a bare `node:http` route running the same
+// top-up statement (`bench/scale-bare.ts`): its × N / × 1 is what N processes cost on this host whatever
+// serves them, so the API's own × N / × 1 reads against it (`SCALE_PROCESSES=1,4` measures some counts).
 //
 // What to expect: on SQLite one process is the ceiling (one writer, one flush per commit). On Postgres,
 // processes add CPU for HTTP, JSON and the core, and Postgres shares flushes between concurrent commits
@@ -26,7 +30,8 @@ const SLICE_SECONDS = 5;
 /** Enough that no card comes round within its 1 s cooldown, even at 10,000 top-ups a second. */
 const CARDS = 12_000;
 const USERS = 100;
-const PROCESS_COUNTS = [1, 2, 4];
+/** The Postgres process counts measured: `SCALE_PROCESSES=1,4` for some of them (1 always comes first: the others are read against it). */
+const PROCESS_COUNTS = [...new Set([1, ...(process.env.SCALE_PROCESSES ?? '1,2,4').split(',').map(Number)])];
 
 interface Figures {
   /** The warm-up slices run before this one (`warm`). */
@@ -135,7 +140,12 @@ async function seed(databaseUrl: string, keyFile: string): Promise<Target[]> {
   }
 }
 
+/** What serves the top-ups: the API (`npm run api`), or the bare route of `bench/scale-bare.ts` (the baseline). */
+type Server = 'api' | 'bare';
+const BARE_ENTRY = fileURLToPath(new URL('./scale-bare.ts', import.meta.url));
+
 async function startApis(
+  server: Server,
   count: number,
   cwd: string,
   databaseUrl: string,
@@ -152,7 +162,7 @@ async function startApis(
     for (let i = 0; i < count; i++) {
       const port = await freePort();
       // Logs go nowhere (as to a file): the child still formats every access line, the parent reads none.
-      const child = spawn(process.execPath, ['--import', import.meta.resolve('tsx'), ENTRY.api], {
+      const child = spawn(process.execPath, ['--import', import.meta.resolve('tsx'), server === 'api' ? ENTRY.api : BARE_ENTRY], {
         cwd,
         stdio: 'ignore',
         env: {
@@ -256,24 +266,38 @@ async function warm(urls: string[], pids: number[], targets: Target[]): Promise<
   }
 }
 
-async function measure(
-  label: string,
-  count: number,
-  cwd: string,
-  databaseUrl: string,
-  keyFile: string,
-  targets: Target[],
-  poolSize = process.env.DATABASE_POOL_SIZE,
-) {
-  const apis = await startApis(count, cwd, databaseUrl, keyFile, poolSize);
-  try {
-    const warmUp = await warm(apis.urls, apis.pids, targets);
-    return { ...(await topups(apis.urls, apis.pids, targets)), warmUp };
-  } catch (error) {
-    throw new Error(`${label}: ${(error as Error).message}`);
-  } finally {
-    await apis.stop();
-  }
+/** A set of processes serving top-ups, kept running for the whole run and measured in turns with the others. */
+interface Group {
+  label: string;
+  server: Server;
+  count: number;
+  databaseUrl: string;
+  keyFile: string;
+  targets: Target[];
+  apis?: Awaited<ReturnType<typeof startApis>>;
+  warmUp?: number;
+  slices: Figures[];
+}
+
+/** The mean of a group's measured slices. */
+function meanOf(group: Group): Figures {
+  const { slices } = group;
+  const mean = (pick: (f: Figures) => number) => slices.reduce((sum, f) => sum + pick(f), 0) / slices.length;
+  return {
+    warmUp: group.warmUp,
+    rps: mean((f) => f.rps),
+    p50: mean((f) => f.p50),
+    p99: mean((f) => f.p99),
+    non2xx: slices.reduce((sum, f) => sum + f.non2xx, 0),
+    cpu: { api: mean((f) => f.cpu.api), load: mean((f) => f.cpu.load), postgres: mean((f) => f.cpu.postgres) },
+  };
+}
+
+/** `url` whose connections are named `name` (`application_name`): processes share connections with their own group only. */
+function namedUrl(url: string, name: string): string {
+  const parsed = new URL(url);
+  parsed.searchParams.set('application_name', name);
+  return parsed.toString();
 }
 
 export default async function (): Promise<void> {
@@ -283,44 +307,62 @@ export default async function (): Promise<void> {
   try {
     const sqliteUrl = path.join(dir, 'bench.db');
     const sqliteSeed = await seed(sqliteUrl, keyFile);
-    console.log(`top-ups over HTTP (${CONNECTIONS} connections split over the processes, durable commits, access log on)`);
-    const sqlite = await measure('SQLite', 1, dir, sqliteUrl, keyFile, sqliteSeed);
-    console.log(row('SQLite, 1 process', sqlite));
-
-    if (!(await postgresReachable(postgresUrl))) {
-      console.log('  Postgres not reachable (set BENCH_DATABASE_URL): the Postgres figures are skipped');
-      return;
-    }
-    schema = await freshPostgresSchema(postgresUrl);
-    const pgUrl = withPostgresSettings(schema.url, process.env.BENCH_PG_SETTINGS);
-    if (process.env.BENCH_PG_SETTINGS) console.log(`  Postgres sessions with: ${process.env.BENCH_PG_SETTINGS}`);
-    // The Postgres database gets its own key fingerprint: a key file of its own.
-    const pgKeyFile = path.join(dir, 'pg-card-data.key');
-    const pgSeed = await seed(pgUrl, pgKeyFile);
-    // The connections the processes share: `DATABASE_POOL_SIZE=N npm run bench -- scale`, else the default
-    // (10). Then the processes again with as many each as one process has (what a pool of its own per
-    // process gave before they shared one), for comparison.
-    const shared = process.env.DATABASE_POOL_SIZE;
-    const total = Number(shared ?? DEFAULT_POSTGRES_POOL_SIZE);
-    let one: Figures | undefined;
-    const runs: { count: number; poolSize?: string; label: string }[] = [
-      ...PROCESS_COUNTS.map((count) => ({ count, poolSize: shared, label: `Postgres, ${count} process${count > 1 ? 'es' : ''}` })),
-      ...PROCESS_COUNTS.filter((count) => count > 1).map((count) => ({
-        count,
-        poolSize: String(total * count),
-        label: `  × ${count}, ${total} each`,
-      })),
+    const groups: Group[] = [
+      { label: 'SQLite, 1 process', server: 'api', count: 1, databaseUrl: sqliteUrl, keyFile, targets: sqliteSeed, slices: [] },
     ];
-    // `SCALE_ROUNDS=N`: the Postgres rows N times in turn, each beside its own round's one process, as
-    // this host's load drifts by more than the differences measured.
-    const rounds = Number(process.env.SCALE_ROUNDS ?? 1);
-    for (let round = 1; round <= rounds; round++) {
-      if (rounds > 1) console.log(`  round ${round} of ${rounds}`);
-      one = undefined;
-      for (const { count, poolSize, label } of runs) {
-        const figures = await measure(label, count, dir, pgUrl, pgKeyFile, pgSeed, poolSize);
-        one ??= figures;
-        console.log(`${row(label, figures, sqlite)}   ${(figures.rps / one.rps).toFixed(2)}× one Postgres process`);
+    try {
+      if (await postgresReachable(postgresUrl)) {
+        schema = await freshPostgresSchema(postgresUrl);
+        const pgUrl = withPostgresSettings(schema.url, process.env.BENCH_PG_SETTINGS);
+        if (process.env.BENCH_PG_SETTINGS) console.log(`  Postgres sessions with: ${process.env.BENCH_PG_SETTINGS}`);
+        // The Postgres database gets its own key fingerprint: a key file of its own.
+        const pgKeyFile = path.join(dir, 'pg-card-data.key');
+        const pgSeed = await seed(pgUrl, pgKeyFile);
+        for (const count of PROCESS_COUNTS) {
+          for (const server of ['api', 'bare'] as const) {
+            const label = `${server === 'api' ? 'Postgres' : '  bare route'}, ${count} process${count > 1 ? 'es' : ''}`;
+            const databaseUrl = namedUrl(pgUrl, `bench-${server}-${count}`);
+            groups.push({ label, server, count, databaseUrl, keyFile: pgKeyFile, targets: pgSeed, slices: [] });
+          }
+        }
+      } else {
+        console.log('  Postgres not reachable (set BENCH_DATABASE_URL): the Postgres figures are skipped');
+      }
+      // Every group runs from start to end, and they take turns, a slice each, so the host's drift (2x over
+      // a run here) falls on all of them alike: warm each, then `SCALE_ROUNDS` turns (3 by default).
+      for (const group of groups) {
+        group.apis = await startApis(group.server, group.count, dir, group.databaseUrl, group.keyFile, process.env.DATABASE_POOL_SIZE);
+      }
+      for (const group of groups) group.warmUp = await warm(group.apis!.urls, group.apis!.pids, group.targets);
+      const rounds = Number(process.env.SCALE_ROUNDS ?? 3);
+      for (let round = 0; round < rounds; round++) {
+        for (const group of groups) group.slices.push(await topups(group.apis!.urls, group.apis!.pids, group.targets));
+      }
+    } finally {
+      await Promise.all(groups.map((group) => group.apis?.stop()));
+    }
+
+    console.log(
+      `top-ups over HTTP (${CONNECTIONS} connections split over the processes, durable commits, access log on; the mean of ${groups[0]!.slices.length} slices in turns)`,
+    );
+    const [sqliteGroup, ...postgresGroups] = groups;
+    const sqlite = meanOf(sqliteGroup!);
+    console.log(row(sqliteGroup!.label, sqlite));
+    const one: Partial<Record<Server, Figures>> = {};
+    for (const group of postgresGroups) {
+      const figures = meanOf(group);
+      one[group.server] ??= figures;
+      console.log(`${row(group.label, figures, sqlite)}   ${(figures.rps / one[group.server]!.rps).toFixed(2)}× one process`);
+      if (group.server === 'bare') {
+        const api = meanOf(postgresGroups.find((g) => g.server === 'api' && g.count === group.count)!);
+        if (group.count === 1) console.log(`    API / bare route, 1 process: ${((api.rps / figures.rps) * 100).toFixed(0)} %`);
+        else {
+          const apiScale = api.rps / one.api!.rps;
+          const bareScale = figures.rps / one.bare!.rps;
+          console.log(
+            `    × ${group.count} / × 1: API ${apiScale.toFixed(2)}, bare route ${bareScale.toFixed(2)}: the API keeps ${((apiScale / bareScale) * 100).toFixed(0)} % of what the host gives`,
+          );
+        }
       }
     }
   } finally {
