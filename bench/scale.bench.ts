@@ -153,7 +153,13 @@ async function startApis(
   poolSize: string | undefined,
 ): Promise<{ urls: string[]; pids: number[]; stop(): Promise<void> }> {
   const started: ChildProcess[] = [];
+  // A bench stopped halfway (Ctrl-C: `bench/run.ts` exits) takes its processes with it.
+  const orphaned = () => {
+    for (const child of started) child.kill('SIGTERM');
+  };
+  process.once('exit', orphaned);
   const stop = async () => {
+    process.off('exit', orphaned);
     for (const child of started) child.kill('SIGTERM');
     await Promise.all(started.map((child) => (child.exitCode === null ? new Promise((resolve) => child.once('exit', resolve)) : null)));
   };
