@@ -15,7 +15,8 @@ import { topupOnce } from '../src/core/operations/topup-statement.js';
 //
 // Env: DATABASE_URL (Postgres), DATABASE_POOL_SIZE, HTTP_PORT, TOPUP_COOLDOWN_SECONDS.
 
-const database = openDatabase(process.env.DATABASE_URL!, { poolSize: Number(process.env.DATABASE_POOL_SIZE ?? 10) });
+const { DATABASE_POOL_SIZE } = process.env;
+const database = openDatabase(process.env.DATABASE_URL!, { poolSize: DATABASE_POOL_SIZE ? Number(DATABASE_POOL_SIZE) : undefined });
 const cooldownMs = Number(process.env.TOPUP_COOLDOWN_SECONDS ?? 60) * 1000;
 const revenue = (await sql<{ id: number }>`select id from accounts where code = ${SYSTEM_ACCOUNTS.revenue}`.execute(database.db)).rows[0]!
   .id;
