@@ -70,7 +70,6 @@ export class SharedPool implements PostgresPool {
   readonly #pool: pg.Pool;
   readonly #total: number;
   readonly #namePattern: string;
-  #limit: number;
   #active = 0;
   /** Callers waiting for a connection; each is resolved with a slot already counted in `#active`. */
   readonly #waiting: (() => void)[] = [];
@@ -82,7 +81,6 @@ export class SharedPool implements PostgresPool {
   constructor(options: { url: string; total: number; Client: typeof pg.Client }) {
     const { url, name, pattern } = naming(options.url);
     this.#total = options.total;
-    this.#limit = options.total;
     this.#namePattern = pattern;
     this.applicationName = name;
     this.#pool = new pg.Pool({
@@ -103,6 +101,11 @@ export class SharedPool implements PostgresPool {
     return { processes: this.#processes, share: this.#limit };
   }
 
+  /** This process's share at the last count (all of the total until the first). */
+  get #limit(): number {
+    return shareOf(this.#total, this.#processes);
+  }
+
   /**
    * Counts the processes at work on this database and schema, and takes this one's share. One count at a
    * time: under load a count waits for a connection like any caller, and the next tick finds it still going.
@@ -119,8 +122,7 @@ export class SharedPool implements PostgresPool {
     try {
       client = await this.connect();
       const { rows } = await client.query<{ n: number }>(COUNT_STATEMENT, [this.#namePattern]);
-      this.#processes = Math.max(1, rows[0]?.n ?? 1);
-      this.#setLimit(shareOf(this.#total, this.#processes));
+      this.#counted(Math.max(1, rows[0]?.n ?? 1));
     } catch {
       // Postgres unreachable: the share stays as it was, and the callers see the error on their own queries.
     } finally {
@@ -160,9 +162,10 @@ export class SharedPool implements PostgresPool {
     else this.#active--;
   }
 
-  #setLimit(limit: number): void {
-    this.#limit = limit;
-    while (this.#active < limit && this.#waiting.length > 0) {
+  /** A new count: callers waiting get the slots a grown share gives. */
+  #counted(processes: number): void {
+    this.#processes = processes;
+    while (this.#active < this.#limit && this.#waiting.length > 0) {
       this.#active++;
       this.#waiting.shift()!();
     }
