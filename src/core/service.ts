@@ -42,7 +42,7 @@ export function createCardService(deps: CoreDeps) {
     events: createEventOutbox(db, deps.committedEvents),
     ...createCardOperations(operationDeps),
     ...createMovementOperations(operationDeps),
-    ...createHistoryOperations(deps),
+    ...createHistoryOperations(operationDeps),
 
     /** The caller an API token stands for; a missing, unknown or revoked token is refused. */
     async authenticate(token: string | undefined): Promise<Caller> {

@@ -5,9 +5,10 @@ import { newCard, newCustomer } from '../helpers/core.js';
 import { assertFailure, assertSuccess, startTestApi, type TestApiOptions } from '../helpers/http.js';
 import { coreOn, type Dialect, dialects } from '../core/dialects.js';
 
-// The HTTP top-up leaves its token to the operation (`tokenCheckedByOperation`): on Postgres the top-up's
-// own statement checks it, one round trip instead of two. Every answer a client sees must stay as on the
-// other routes: a bad token refused first and changing nothing, failures counted, limits kept.
+// The HTTP top-up and the wallet read leave their token to the operation (`tokenCheckedByOperation`): the
+// top-up's own statement checks it on Postgres, one round trip instead of two, and the wallet read reads
+// the token and the wallet in one statement on both databases. Every answer a client sees must stay as on
+// the other routes: a bad token refused first and changing nothing, failures counted, limits kept.
 
 const INVALID_TOKEN = 'Invalid or missing API token';
 const roomy: RateLimits = { perTokenPerMinute: 1000, perAddressPerMinute: 1000, authFailuresPerAddress: 1000 };
@@ -107,6 +108,69 @@ for (const dialect of dialects()) {
       assert.equal(again.headers.get('idempotent-replayed'), 'true');
       assert.deepEqual(assertSuccess(again).data, first.data);
       assertFailure(await topup('vc_unknown', { amount: 10 }, key), 401, INVALID_TOKEN);
+    });
+  });
+
+  describe(`the HTTP wallet read checks its token in the operation (${dialect})`, () => {
+    test('a revoked, unknown or missing token is refused 401; a good one reads the wallet, logged with its user', async (ctx) => {
+      const logLines: string[] = [];
+      const { api, alice } = await served(ctx, dialect, { logLines });
+      const wallet = (token: string | undefined) => api.call('GET', '/api/v1/wallet/balance', { token });
+      const answer = await wallet(alice.token);
+      const read = assertSuccess(answer);
+      const expected = await api.t.core.walletBalance(alice.caller);
+      assert.deepEqual(read, { balance: expected.balance / 100, updated_at: expected.updatedAt });
+      assert.equal(answer.body.message, 'Wallet balance retrieved successfully');
+      const bob = await newCustomer(api.t, 2_500);
+      assert.equal(assertSuccess(await wallet(bob.token)).balance, 25, "each token reads its own user's wallet");
+      await api.t.admin.revokeToken(alice.token);
+      for (const token of [alice.token, 'vc_unknown', undefined]) {
+        const refused = await wallet(token);
+        assertFailure(refused, 401, INVALID_TOKEN);
+        assert.equal(refused.headers.get('www-authenticate'), 'Bearer');
+      }
+      const access = logLines.map((line) => JSON.parse(line)).filter((line) => line.route === '/api/v1/wallet/balance');
+      assert.deepEqual(
+        access.map((line) => [line.status, line.userId]),
+        [
+          [200, alice.userId],
+          [200, bob.userId],
+          [401, undefined],
+          [401, undefined],
+          [401, undefined],
+        ],
+      );
+    });
+
+    test('a bad token is told before a bad query; a good token with a bad query gets the validation error', async (ctx) => {
+      const { api, alice } = await served(ctx, dialect);
+      const wallet = (token: string | undefined) => api.call('GET', '/api/v1/wallet/balance?page=2', { token });
+      assertFailure(await wallet('vc_unknown'), 401, INVALID_TOKEN);
+      assertFailure(await wallet(undefined), 401, INVALID_TOKEN);
+      assert.equal((await wallet(alice.token)).status, 400);
+    });
+
+    test("bad tokens on the wallet read count as failed authentications; a token over its own limit gets 429; the token's use is written", async (ctx) => {
+      const { api, alice } = await served(ctx, dialect, {
+        server: { limits: { ...roomy, authFailuresPerAddress: 2, perTokenPerMinute: 2 } },
+      });
+      const wallet = (token: string | undefined) => api.call('GET', '/api/v1/wallet/balance', { token });
+      assert.deepEqual(
+        [(await wallet('vc_guess-1')).status, (await wallet('vc_guess-2')).status, (await wallet('vc_guess-3')).status],
+        [401, 401, 429],
+      );
+      api.t.clock.advance(120_000); // past the last use written when the customer was made
+      assertSuccess(await wallet(alice.token));
+      const used = await api.t.database.db
+        .selectFrom('api_tokens')
+        .select('last_used_at')
+        .where('user_id', '=', alice.userId)
+        .executeTakeFirstOrThrow();
+      assert.equal(used.last_used_at, api.t.clock.now().toISOString());
+      assertSuccess(await wallet(alice.token));
+      const third = await wallet(alice.token);
+      assert.equal(third.status, 429);
+      assert.match(third.body.message, /too many requests/i);
     });
   });
 }

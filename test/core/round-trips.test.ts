@@ -53,6 +53,23 @@ describe('round trips of a money operation on Postgres', { skip: withoutPostgres
     assert.equal((await t.core.getCard(alice.caller, card.id)).balance, first.newCardBalance + 1_000, 'nothing moved');
   });
 
+  test("a token holder's wallet read is one statement: the token, its user and the wallet", async (ctx) => {
+    const t = await useCore(ctx, 'postgres');
+    const { alice } = await ready(t);
+    const found: Caller[] = [];
+    const holder = { tokenHash: hashToken(alice.token), authenticated: (caller: Caller) => found.push(caller) };
+    await t.core.walletBalance(holder); // the first writes the token's first use
+    const { result, trips } = await roundTrips(() => t.core.walletBalance(holder));
+    assert.deepEqual(result, await t.core.walletBalance(alice.caller));
+    assert.equal(trips.length, 1, short(trips));
+    assert.deepEqual(found, [alice.caller, alice.caller]);
+
+    await t.admin.revokeToken(alice.token);
+    const refused = await roundTrips(() => assert.rejects(t.core.walletBalance(holder), { code: 'INVALID_TOKEN' }));
+    assert.equal(refused.trips.length, 1, short(refused.trips));
+    assert.equal(found.length, 2, 'a revoked token finds no caller');
+  });
+
   test('a refused top-up is one statement too, and its attempt still counts', async (ctx) => {
     const t = await useCore(ctx, 'postgres', { settings: { topupCooldownSeconds: 1 } });
     const { alice, card } = await ready(t);

@@ -1,3 +1,4 @@
+import { callerOf } from '../auth.js';
 import { ok } from '../envelope.js';
 import { cardIdParams, envelope, noBody, otpList, requestedOtp, transactionPage, wallet } from '../http-schemas.js';
 import { presentOtpList, presentRequestedOtp, presentTransactionPage, presentWallet } from '../presenters.js';
@@ -73,8 +74,10 @@ export function historyRoutes(app: ApiApp, { core, clock }: RouteDeps): void {
   app.get(
     '/api/v1/wallet/balance',
     {
+      // The wallet is read with its token in one statement, not after a lookup of its own.
+      config: { tokenCheckedByOperation: true },
       schema: { summary: 'Wallet balance', tags: ['spec'], security: bearerAuth, response: { 200: envelope(wallet), ...errorResponses } },
     },
-    async (request) => ok(presentWallet(await core.walletBalance(request.caller)), 'Wallet balance retrieved successfully', clock.now()),
+    async (request) => ok(presentWallet(await core.walletBalance(callerOf(request))), 'Wallet balance retrieved successfully', clock.now()),
   );
 }

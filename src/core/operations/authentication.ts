@@ -1,5 +1,5 @@
 import { compiledOnce } from '../../db/compiled-query.js';
-import type { Db } from '../../db/schema.js';
+import type { Db, Executor } from '../../db/schema.js';
 import type { Clock } from '../../infra/clock.js';
 import { CardServiceError } from '../rules/errors.js';
 import type { Caller } from './views.js';
@@ -25,8 +25,18 @@ export interface TokenUse {
   lastUsedAt: string | null;
 }
 
-const callerByTokenHash = compiledOnce(1, (ex, tokenHash: string) =>
-  ex
+/** What a token lookup reads of a token and its user: the caller, and the token's use. */
+export interface TokenRow extends TokenUse {
+  userId: string;
+  walletAccountId: number | string;
+}
+
+/**
+ * The valid (unrevoked) token with `tokenHash` joined to its user, selecting a `TokenRow`. An operation
+ * that checks its caller's token in its own statement (the wallet read) starts from here and joins on.
+ */
+export function tokenHolderQuery(ex: Executor, tokenHash: string) {
+  return ex
     .selectFrom('api_tokens')
     .innerJoin('users', 'users.id', 'api_tokens.user_id')
     .select([
@@ -36,8 +46,10 @@ const callerByTokenHash = compiledOnce(1, (ex, tokenHash: string) =>
       'api_tokens.last_used_at as lastUsedAt',
     ])
     .where('api_tokens.token_hash', '=', tokenHash)
-    .where('api_tokens.revoked_at', 'is', null),
-);
+    .where('api_tokens.revoked_at', 'is', null);
+}
+
+const callerByTokenHash = compiledOnce(1, tokenHolderQuery);
 
 const recordUse = compiledOnce(2, (ex, tokenId: string, at: string) =>
   ex.updateTable('api_tokens').set({ last_used_at: at }).where('id', '=', tokenId),
@@ -57,7 +69,9 @@ export function createAuthentication(db: Db, clock: Clock) {
   /** Records a use of the token found by a lookup, unless this minute's use is already written. */
   async function noteUse({ tokenId, lastUsedAt }: TokenUse): Promise<void> {
     const now = clock.now().getTime();
-    const lastUse = Math.max(lastUsedAt === null ? -Infinity : Date.parse(lastUsedAt), useWrittenAt.get(tokenId) ?? -Infinity);
+    const written = useWrittenAt.get(tokenId);
+    if (written !== undefined && now - written < LAST_USE_RESOLUTION_MS) return;
+    const lastUse = Math.max(lastUsedAt === null ? -Infinity : Date.parse(lastUsedAt), written ?? -Infinity);
     if (now - lastUse < LAST_USE_RESOLUTION_MS) return;
     if (useWrittenAt.size >= MAX_REMEMBERED_USES) useWrittenAt.clear();
     useWrittenAt.set(tokenId, now);
@@ -69,18 +83,33 @@ export function createAuthentication(db: Db, clock: Clock) {
     }
   }
 
-  /** The caller behind a token's hash, its use recorded; an unknown or revoked token is refused. */
-  async function byTokenHash(tokenHash: string): Promise<Caller> {
-    const { rows } = await callerByTokenHash.execute(db, tokenHash);
-    const row = rows[0];
+  /** The caller a token lookup found, its use recorded; no row (an unknown or revoked token) is refused. */
+  async function callerFrom(row: TokenRow | undefined): Promise<Caller> {
     if (!row) throw new CardServiceError('INVALID_TOKEN');
     await noteUse(row);
     return { userId: row.userId, walletAccountId: Number(row.walletAccountId) };
   }
 
+  /** The caller behind a token's hash, its use recorded; an unknown or revoked token is refused. */
+  async function byTokenHash(tokenHash: string): Promise<Caller> {
+    return callerFrom((await callerByTokenHash.execute(db, tokenHash)).rows[0]);
+  }
+
+  /**
+   * The caller a holder's token lookup found (`row`, from `tokenHolderQuery`), its use recorded and
+   * told to the holder; none is refused.
+   */
+  async function holderFound(holder: TokenHolder, row: TokenRow | undefined): Promise<Caller> {
+    const caller = await callerFrom(row);
+    holder.authenticated(caller);
+    return caller;
+  }
+
   return {
     noteUse,
     byTokenHash,
+    /** For an operation that read its holder's token in its own statement: see `holderFound`. */
+    holderFound,
 
     /** Whether a token (by its hash) still works, without counting as a use of it. */
     async isActive(tokenHash: string): Promise<boolean> {
@@ -90,9 +119,7 @@ export function createAuthentication(db: Db, clock: Clock) {
     /** The caller `who` stands for: itself, or the holder's token looked up (told to the holder). */
     async resolve(who: Caller | TokenHolder): Promise<Caller> {
       if (!isTokenHolder(who)) return who;
-      const caller = await byTokenHash(who.tokenHash);
-      who.authenticated(caller);
-      return caller;
+      return holderFound(who, (await callerByTokenHash.execute(db, who.tokenHash)).rows[0]);
     },
   };
 }

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { compiledOnce } from '../../db/compiled-query.js';
 import type { Executor } from '../../db/schema.js';
 import { findOwnedCard, isUuid, selectCards } from './card-queries.js';
-import type { CoreDeps } from '../deps.js';
+import type { OperationDeps } from '../deps.js';
+import { isTokenHolder, tokenHolderQuery, type TokenHolder } from './authentication.js';
 import { CardServiceError } from '../rules/errors.js';
 import type { Cents } from '../ledger/money.js';
 import { inputGuards, type TransactionsQuery } from '../rules/schemas.js';
@@ -27,6 +28,15 @@ const walletOf = compiledOnce(1, (ex, accountId: number) =>
   ex.selectFrom('accounts').select(['balance', 'updated_at']).where('id', '=', accountId).where('kind', '=', 'wallet'),
 );
 
+// The wallet read of a token holder (the HTTP route, `tokenCheckedByOperation`): the token, its user and
+// the wallet in one statement, where a lookup first would be two (two SQLite statements, two Postgres
+// round trips). No row: the token is unknown or revoked; a row without a balance: no wallet.
+const walletByTokenHash = compiledOnce(1, (ex, tokenHash: string) =>
+  tokenHolderQuery(ex, tokenHash)
+    .leftJoin('accounts', (join) => join.onRef('accounts.id', '=', 'users.wallet_account_id').on('accounts.kind', '=', 'wallet'))
+    .select(['accounts.balance', 'accounts.updated_at']),
+);
+
 // The creation fees a user's wallet holds for cards being issued (src/core/operations/pending-operations.ts).
 const heldFees = compiledOnce(1, (ex, userId: string) =>
   ex
@@ -37,7 +47,7 @@ const heldFees = compiledOnce(1, (ex, userId: string) =>
 );
 
 /** What happened on the caller's cards and wallet: statements, OTPs, the balance. */
-export function createHistoryOperations({ db, mailbox, settings, clock }: CoreDeps) {
+export function createHistoryOperations({ db, mailbox, settings, clock, authentication }: OperationDeps) {
   const guard = inputGuards(settings);
   /** A card by its UUID or by its small integer number (the OTP list documents an integer id). */
   async function findOwnedCardByReference(ex: Executor, caller: Caller, reference: string): Promise<CardWithBalance> {
@@ -187,9 +197,17 @@ export function createHistoryOperations({ db, mailbox, settings, clock }: CoreDe
       return Number(fees?.held ?? 0);
     },
 
-    async walletBalance(caller: Caller): Promise<Wallet> {
-      const [row] = (await walletOf.execute(db, caller.walletAccountId)).rows;
-      if (!row) throw new CardServiceError('WALLET_NOT_FOUND');
+    /** The caller's wallet; for a token holder, read with its token in one statement (see `walletByTokenHash`). */
+    async walletBalance(who: Caller | TokenHolder): Promise<Wallet> {
+      let row: { balance: number | null; updated_at: string | null } | undefined;
+      if (isTokenHolder(who)) {
+        const [found] = (await walletByTokenHash.execute(db, who.tokenHash)).rows;
+        await authentication.holderFound(who, found);
+        row = found;
+      } else {
+        [row] = (await walletOf.execute(db, who.walletAccountId)).rows;
+      }
+      if (row?.balance == null || row.updated_at === null) throw new CardServiceError('WALLET_NOT_FOUND');
       return { balance: Number(row.balance), updatedAt: row.updated_at };
     },
   };
