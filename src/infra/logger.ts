@@ -18,17 +18,44 @@ export function processLogDestination(): pino.DestinationStream {
 const GATHER_BYTES = 4096;
 const GATHER_MS = 200;
 
+/** A destination that gathers lines before it writes them; `flush` writes what it holds now. */
+export interface GatheredDestination extends pino.DestinationStream {
+  flush(): void;
+}
+
 /**
  * JSON lines to a file descriptor or path, gathered into one write of up to 4 kB, and written at least
  * every 200 ms: a write of its own for every access line cost the API about a sixth of its read
- * throughput (`bench/api.bench.ts`). Written synchronously, and flushed when the process exits, so a
- * fatal line written just before `process.exit` is not lost; a SIGKILL loses at most the last 200 ms.
+ * throughput (`bench/api.bench.ts`). The lines wait in a list, joined once per write: sonic-boom's own
+ * gathering (`minLength`) measures its whole gathered string at every line, flattening it again each
+ * time, which cost the API's reads more than the rest of their access line (docs/performance.md).
+ * sonic-boom still does the writing: synchronous, retried while a pipe is full, flushed when the process
+ * exits, so a fatal line written just before `process.exit` is not lost; a SIGKILL loses at most the last 200 ms.
  */
-export function gatheredLogDestination(dest: number | string): pino.DestinationStream {
-  const stream = pino.destination({ dest, sync: true, minLength: GATHER_BYTES });
-  setInterval(() => stream.flush(), GATHER_MS).unref();
-  process.once('exit', () => stream.flushSync());
-  return stream;
+export function gatheredLogDestination(dest: number | string): GatheredDestination {
+  const stream = pino.destination({ dest, sync: true });
+  let lines: string[] = [];
+  let length = 0;
+  const flush = () => {
+    if (lines.length === 0) return;
+    const text = lines.join('');
+    lines = [];
+    length = 0;
+    stream.write(text);
+  };
+  setInterval(flush, GATHER_MS).unref();
+  process.once('exit', () => {
+    flush();
+    stream.flushSync();
+  });
+  return {
+    write(line: string) {
+      lines.push(line);
+      length += line.length;
+      if (length >= GATHER_BYTES) flush();
+    },
+    flush,
+  };
 }
 
 /**

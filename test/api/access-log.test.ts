@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { pino } from 'pino';
+import { accessLines } from '../../src/api/access-log.js';
 import { createHttpServer } from '../../src/api/server.js';
 import { createLogger } from '../../src/infra/logger.js';
 import { createTestCore, newCustomer } from '../helpers/core.js';
@@ -114,4 +116,40 @@ test('access logs: an unknown path refused by the per-address limit is logged on
       ['unmatched', 429, refused.headers['x-request-id']],
     ],
   );
+});
+
+test('access lines are built as text, and each is the line pino itself writes for the same fields', () => {
+  const lines: string[] = [];
+  const logger = createLogger('info', { write: (line: string) => void lines.push(line) }).child({ component: 'api' });
+  const line = accessLines(logger)!('/api/v1/cards/:id');
+  const requests = [
+    { id: 'plain-id', method: 'GET', caller: { userId: 'u-1', walletAccountId: 1 } },
+    { id: 'a"quoted\\id}', method: 'POST', caller: null },
+  ];
+  const pinoLines: string[] = [];
+  const pinoLogger = createLogger('info', { write: (l: string) => void pinoLines.push(l) }).child({ component: 'api' });
+  for (const [i, request] of requests.entries()) {
+    line(request as never, 200 + i, 1.5 * i);
+    const fields = { reqId: request.id, method: request.method, route: '/api/v1/cards/:id', status: 200 + i, ms: 1.5 * i };
+    pinoLogger.info(request.caller ? { ...fields, userId: request.caller.userId } : fields, 'request');
+  }
+  const withoutTime = (l: string) => l.replace(/,"time":\d+/, '');
+  assert.deepEqual(lines.map(withoutTime), pinoLines.map(withoutTime), 'the same text, key order included');
+  assert.ok(lines.every((l) => Math.abs(JSON.parse(l).time - Date.now()) < 5_000));
+});
+
+test('access lines go through pino when its stream wants the lines one by one (a multistream), and none below info', () => {
+  const lines: string[] = [];
+  const logger = createLogger('info', pino.multistream([{ level: 'info', stream: { write: (l: string) => void lines.push(l) } }]));
+  accessLines(logger)!('/livez')({ id: 'r-1', method: 'GET', caller: null } as never, 200, 0.4);
+  assert.deepEqual(JSON.parse(lines[0]!), {
+    ...JSON.parse(lines[0]!),
+    level: 30,
+    reqId: 'r-1',
+    route: '/livez',
+    status: 200,
+    ms: 0.4,
+    msg: 'request',
+  });
+  assert.equal(accessLines(createLogger('warn', { write: () => assert.fail('written below its level') })), undefined);
 });
