@@ -73,12 +73,20 @@ export function accessLines(logger: Logger): ((route: string) => AccessLine) | u
   return (route) => {
     const routePart = `,"route":${JSON.stringify(route)},"status":`;
     return (request, status, ms) => {
-      const user = request.caller ? `,"userId":${JSON.stringify(request.caller.userId)}` : '';
+      const user = request.caller ? `,"userId":${quoted(request.caller.userId)}` : '';
       stream.write(
-        `${head}${time()}${chindings},"reqId":${JSON.stringify(request.id)},"method":"${request.method}"${routePart}${status},"ms":${ms}${user}${message}`,
+        `${head}${time()}${chindings},"reqId":${quoted(request.id)},"method":"${request.method}"${routePart}${status},"ms":${ms}${user}${message}`,
       );
     };
   };
+}
+
+/** Characters a JSON string must escape; ids (a UUID, a sane `X-Request-Id`) almost never hold one. */
+const NEEDS_ESCAPE = /[\x00-\x1f"\\\u2028\u2029\ud800-\udfff]/;
+
+/** A string as JSON: quoted as it is when nothing in it needs escaping (JSON.stringify costs more). */
+function quoted(text: string): string {
+  return NEEDS_ESCAPE.test(text) ? JSON.stringify(text) : `"${text}"`;
 }
 
 /** The parts of a pino line that do not change from line to line, when the logger writes plain lines. */

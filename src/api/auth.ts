@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { CardServiceError, isCardServiceError } from '../core/rules/errors.js';
 import { hashToken } from '../core/keys/secrets.js';
 import type { CardService } from '../core/service.js';
@@ -78,25 +78,42 @@ export function installAuthentication(app: FastifyInstance, core: CardService, l
     if (counts) limiter!.tokenAccepted(counts);
   }
 
-  async function authenticate(request: FastifyRequest): Promise<void> {
-    const tokenHash = tokenHashOf(request);
-    const counts = limiter && (await limiter.beforeToken(request, tokenHash));
-    if (tokenHash !== undefined && request.routeOptions.config.tokenCheckedByOperation === true && mayLeaveCheck(request, counts)) {
-      request.tokenToCheck = { tokenHash, counts };
-      return;
-    }
+  /**
+   * Leaves the token to the route's operation (`tokenCheckedByOperation`) when it may: no key to claim
+   * first, and not over its own limit (429 before any lookup). Returns whether it did.
+   */
+  function leftToOperation(request: FastifyRequest, tokenHash: string | undefined, counts: TokenCounts | undefined): boolean {
+    if (tokenHash === undefined || request.headers['idempotency-key'] !== undefined || (counts && limiter!.overTokenLimit(counts)))
+      return false;
+    request.tokenToCheck = { tokenHash, counts };
+    return true;
+  }
+
+  async function authenticateCounted(request: FastifyRequest, tokenHash: string | undefined, byOperation: boolean): Promise<void> {
+    const counts = await limiter!.beforeToken(request, tokenHash);
+    if (byOperation && leftToOperation(request, tokenHash, counts)) return;
     await check(request, tokenHash, counts);
   }
 
-  /** Whether the token may be left to the operation: no key to claim first, and not over its own limit (429 before any lookup). */
-  function mayLeaveCheck(request: FastifyRequest, counts: TokenCounts | undefined): boolean {
-    return request.headers['idempotency-key'] === undefined && !(counts && limiter!.overTokenLimit(counts));
+  /**
+   * The route's `onRequest` hook, made when the route is declared (so no request reads its route's
+   * options). A callback hook rather than an async one: a token left to the operation with no limits
+   * to count goes on at once, with no promise to wait for.
+   */
+  function authenticateFor(byOperation: boolean): onRequestHookHandler {
+    return (request, _reply, done) => {
+      const tokenHash = tokenHashOf(request);
+      let pending: Promise<void> | undefined;
+      if (limiter) pending = authenticateCounted(request, tokenHash, byOperation);
+      else if (!(byOperation && leftToOperation(request, tokenHash, undefined))) pending = check(request, tokenHash, undefined);
+      if (pending === undefined) done();
+      else pending.then(() => done(), done);
+    };
   }
 
-  // Attached per route when it is declared, so no request looks up its route's options.
   app.addHook('onRoute', (route) => {
     if (route.config?.public === true) return;
-    route.onRequest = [authenticate, ...asArray(route.onRequest)];
+    route.onRequest = [authenticateFor(route.config?.tokenCheckedByOperation === true), ...asArray(route.onRequest)];
   });
 
   return {

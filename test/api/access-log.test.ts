@@ -125,6 +125,7 @@ test('access lines are built as text, and each is the line pino itself writes fo
   const requests = [
     { id: 'plain-id', method: 'GET', caller: { userId: 'u-1', walletAccountId: 1 } },
     { id: 'a"quoted\\id}', method: 'POST', caller: null },
+    { id: 'tab\there\u2028😀', method: 'GET', caller: { userId: 'u-"2"', walletAccountId: 2 } },
   ];
   const pinoLines: string[] = [];
   const pinoLogger = createLogger('info', { write: (l: string) => void pinoLines.push(l) }).child({ component: 'api' });
