@@ -41,6 +41,20 @@ test('gathered log lines wait for 4 kB or 200 ms, then reach the file whole and 
   assert.equal(read(file), `{"n":1}\n{"n":2}\n${many.join('')}`);
 });
 
+test('long lines and lines of many-byte characters arrive whole and in order', async (ctx) => {
+  const file = scratchFile(ctx);
+  const destination = gatheredLogDestination(file);
+  const lines = [
+    '{"short":"é😀"}\n',
+    `${JSON.stringify({ long: 'é'.repeat(10_000) })}\n`, // past the gathering's room: written on its own, after what came before
+    `${JSON.stringify({ near: '😀'.repeat(1_500) })}\n`,
+    '{"after":1}\n',
+  ];
+  for (const line of lines) destination.write(line);
+  destination.flush();
+  assert.equal(read(file), lines.join(''));
+});
+
 test('a line written just before process.exit is not lost', (ctx) => {
   const file = scratchFile(ctx);
   const logger = new URL('../src/infra/logger.ts', import.meta.url).href;

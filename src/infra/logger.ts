@@ -16,6 +16,8 @@ export function processLogDestination(): pino.DestinationStream {
 }
 
 const GATHER_BYTES = 4096;
+/** Room for the line that takes the gathered bytes past `GATHER_BYTES`; a longer line is written on its own. */
+const GATHER_ROOM = 16_384;
 const GATHER_MS = 200;
 
 /** A destination that gathers lines before it writes them; `flush` writes what it holds now. */
@@ -24,24 +26,27 @@ export interface GatheredDestination extends pino.DestinationStream {
 }
 
 /**
- * JSON lines to a file descriptor or path, gathered into one write of up to 4 kB, and written at least
+ * JSON lines to a file descriptor or path, gathered into one write of about 4 kB, and written at least
  * every 200 ms: a write of its own for every access line cost the API about a sixth of its read
- * throughput (`bench/api.bench.ts`). The lines wait in a list, joined once per write: sonic-boom's own
- * gathering (`minLength`) measures its whole gathered string at every line, flattening it again each
- * time, which cost the API's reads more than the rest of their access line (docs/performance.md).
- * sonic-boom still does the writing: synchronous, retried while a pipe is full, flushed when the process
- * exits, so a fatal line written just before `process.exit` is not lost; a SIGKILL loses at most the last 200 ms.
+ * throughput (`bench/api.bench.ts`). Each line is encoded once, into one reused buffer: sonic-boom's own
+ * gathering (`minLength`) measures its whole gathered string at every line, flattening it again each time,
+ * and encodes it twice more when it writes; that cost the API's reads more than building their access
+ * lines (docs/performance.md). sonic-boom still does the writing: synchronous, retried while a pipe is
+ * full, flushed when the process exits, so a fatal line written just before `process.exit` is not lost;
+ * a SIGKILL loses at most the last 200 ms.
  */
 export function gatheredLogDestination(dest: number | string): GatheredDestination {
-  const stream = pino.destination({ dest, sync: true });
-  let lines: string[] = [];
-  let length = 0;
+  const stream = pino.destination({ dest, sync: true, contentMode: 'buffer' });
+  // In buffer mode sonic-boom takes bytes (its types know only strings).
+  const writeBytes = stream.write.bind(stream) as unknown as (bytes: Buffer) => boolean;
+  const gathered = Buffer.alloc(GATHER_ROOM);
+  let used = 0;
   const flush = () => {
-    if (lines.length === 0) return;
-    const text = lines.join('');
-    lines = [];
-    length = 0;
-    stream.write(text);
+    if (used === 0) return;
+    // A copy: sonic-boom keeps what it could not write yet (a full pipe) while this buffer fills again.
+    const bytes = Buffer.from(gathered.subarray(0, used));
+    used = 0;
+    writeBytes(bytes);
   };
   setInterval(flush, GATHER_MS).unref();
   process.once('exit', () => {
@@ -50,9 +55,17 @@ export function gatheredLogDestination(dest: number | string): GatheredDestinati
   });
   return {
     write(line: string) {
-      lines.push(line);
-      length += line.length;
-      if (length >= GATHER_BYTES) flush();
+      // A UTF-16 unit takes at most 3 bytes of UTF-8: a line that might not fit goes after what is gathered.
+      const most = line.length * 3;
+      if (used + most > GATHER_ROOM) {
+        flush();
+        if (most > GATHER_ROOM) {
+          writeBytes(Buffer.from(line));
+          return;
+        }
+      }
+      used += gathered.write(line, used);
+      if (used >= GATHER_BYTES) flush();
     },
     flush,
   };

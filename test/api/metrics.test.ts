@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { type TestContext, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
+import { Histogram, Registry } from 'prom-client';
+import { createApiMetrics } from '../../src/api/metrics.js';
 import { startHttpApi } from '../../src/api/start.js';
 import { loadConfig } from '../../src/app/config.js';
 import type { CoreRuntime } from '../../src/app/compose.js';
@@ -75,4 +77,40 @@ test('a route mounted by another part (the webhook, its path a secret) is no met
   assert.ok(!lines.join('').includes('s3cr3t'), 'the webhook path reached the log');
   const metrics = await (await fetch(api.metricsUrl)).text();
   assert.ok(!metrics.includes('s3cr3t'), 'the webhook path is a metrics label');
+});
+
+test("the request durations read exactly as prom-client's own histogram with the same observations would", async () => {
+  const ours = new Registry();
+  const theirs = new Registry();
+  const metrics = createApiMetrics(ours);
+  const histogram = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'HTTP request duration by route, method and status',
+    labelNames: ['method', 'route', 'status_code'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [theirs],
+  });
+  // On a bound, between bounds, past the last, for three series in turn.
+  const observations = [
+    ['GET', 404, 0.001],
+    ['POST', 400, 0.0004],
+    ['GET', 404, 0.0031],
+    ['GET', 429, 3.5],
+    ['POST', 400, 2.5],
+    ['GET', 404, 0.25],
+  ] as const;
+  for (const [method, status, seconds] of observations) {
+    metrics.observeUnmatched(method, status, seconds);
+    histogram.labels({ method, route: 'unmatched', status_code: status }).observe(seconds);
+  }
+  assert.equal(await ours.metrics(), await theirs.metrics());
+  assert.match(
+    await ours.metrics(),
+    /http_request_duration_seconds_bucket\{le="\+Inf",method="GET",route="unmatched",status_code="404"\} 3/,
+  );
+  ours.resetMetrics();
+  assert.equal(
+    await ours.metrics(),
+    '# HELP http_request_duration_seconds HTTP request duration by route, method and status\n# TYPE http_request_duration_seconds histogram\n',
+  );
 });
