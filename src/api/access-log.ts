@@ -81,12 +81,12 @@ export function accessLines(logger: Logger): ((route: string) => AccessLine) | u
   };
 }
 
-/** Characters a JSON string must escape; ids (a UUID, a sane `X-Request-Id`) almost never hold one. */
-const NEEDS_ESCAPE = /[\x00-\x1f"\\\u2028\u2029\ud800-\udfff]/;
+/** Printable ASCII but the quote and the backslash: what a JSON string holds as it is, as ids (a UUID, a sane `X-Request-Id`) almost always are. */
+const PLAIN = /^[ !#-[\]-~]*$/;
 
-/** A string as JSON: quoted as it is when nothing in it needs escaping (JSON.stringify costs more). */
+/** A string as JSON: quoted as it is when it is plain (JSON.stringify costs more). */
 function quoted(text: string): string {
-  return NEEDS_ESCAPE.test(text) ? JSON.stringify(text) : `"${text}"`;
+  return PLAIN.test(text) ? `"${text}"` : JSON.stringify(text);
 }
 
 /** The parts of a pino line that do not change from line to line, when the logger writes plain lines. */
