@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -79,4 +80,25 @@ test('a line written just before process.exit is not lost', (ctx) => {
       [60, 'giving up'],
     ],
   );
+});
+
+test('a closed pipe (EPIPE) stops the log, not the process', async () => {
+  const logger = new URL('../src/infra/logger.ts', import.meta.url).href;
+  const script = `
+    const { gatheredLogDestination } = await import(${JSON.stringify(logger)});
+    const destination = gatheredLogDestination(1);
+    await new Promise((resolve) => setTimeout(resolve, 300)); // the reader is gone by now
+    for (let i = 0; i < 2000; i++) destination.write(JSON.stringify({ i, pad: 'x'.repeat(100) }) + '\\n');
+    destination.flush();
+    process.stderr.write('still running');
+  `;
+  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'pipe'] });
+  child.stdout.destroy();
+  let stderr = '';
+  child.stderr.on('data', (chunk) => {
+    stderr += chunk;
+  });
+  const [code] = (await once(child, 'exit')) as [number | null];
+  assert.equal(code, 0, stderr);
+  assert.match(stderr, /still running$/);
 });

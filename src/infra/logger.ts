@@ -37,8 +37,9 @@ export interface GatheredDestination extends pino.DestinationStream {
  */
 export function gatheredLogDestination(dest: number | string): GatheredDestination {
   const stream = pino.destination({ dest, sync: true, contentMode: 'buffer' });
-  // In buffer mode sonic-boom takes bytes (its types know only strings).
-  const writeBytes = stream.write.bind(stream) as unknown as (bytes: Buffer) => boolean;
+  // In buffer mode sonic-boom takes bytes (its types know only strings). Looked up at each write: on a
+  // broken pipe (EPIPE) pino replaces the stream's `write` with one that drops what it is given.
+  const writeBytes = (bytes: Buffer) => (stream.write as unknown as (bytes: Buffer) => boolean).call(stream, bytes);
   const gathered = Buffer.alloc(GATHER_ROOM);
   let used = 0;
   const flush = () => {
