@@ -107,7 +107,12 @@ export function installAuthentication(app: FastifyInstance, core: CardService, l
       if (limiter) pending = authenticateCounted(request, tokenHash, byOperation);
       else if (!(byOperation && leftToOperation(request, tokenHash, undefined))) pending = check(request, tokenHash, undefined);
       if (pending === undefined) done();
-      else pending.then(() => done(), done);
+      // A rejection with no error (a falsy value) must still stop the request, never let it through.
+      else
+        pending.then(
+          () => done(),
+          (error: unknown) => done(error instanceof Error ? error : new Error(`Authentication failed: ${String(error)}`)),
+        );
     };
   }
 

@@ -10,19 +10,33 @@ const BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5
 
 type Labels = { method: string; route: string; status_code: number };
 
-/** One series of the histogram: its count per bucket (not yet cumulative), their sum and count. */
+/**
+ * One series of the histogram: its count per bucket (not yet cumulative), their sum and count. Routes
+ * keep their series, so a reset zeroes it in place and unlists it; its next observation lists it again
+ * (as prom-client's own series come back after a reset).
+ */
 class Series {
   readonly counts = new Float64Array(BUCKETS.length);
   sum = 0;
   count = 0;
-  constructor(readonly labels: Labels) {}
+  constructor(
+    readonly labels: Labels,
+    private readonly list: (series: Series) => void,
+  ) {}
 
   observe(seconds: number): void {
+    if (this.count === 0) this.list(this);
     let bucket = 0;
     while (bucket < BUCKETS.length && seconds > BUCKETS[bucket]!) bucket++;
     if (bucket < BUCKETS.length) this.counts[bucket]! += 1;
     this.sum += seconds;
     this.count += 1;
+  }
+
+  zero(): void {
+    this.counts.fill(0);
+    this.sum = 0;
+    this.count = 0;
   }
 
   /** The series as prom-client exposes a histogram's: cumulative buckets, `+Inf`, the sum, the count. */
@@ -59,13 +73,16 @@ function requestDurations(registry: Registry) {
       return { name: NAME, help: HELP, type: 'histogram', aggregator: 'sum', values: [...series.values()].flatMap((s) => s.values()) };
     },
     reset() {
+      for (const each of series.values()) each.zero();
       series.clear();
     },
   };
   // The registry asks only for the name, `get` and `reset`; its types know prom-client's own classes.
   registry.registerMetric(metric as unknown as Histogram);
+  const keyOf = (labels: Labels) => `${labels.method} ${labels.route} ${labels.status_code}`;
+  const known = new Map<string, Series>();
   return (labels: Labels): Series =>
-    getOrCreate(series, `${labels.method} ${labels.route} ${labels.status_code}`, () => new Series(labels));
+    getOrCreate(known, keyOf(labels), () => new Series(labels, (listed) => series.set(keyOf(listed.labels), listed)));
 }
 
 /**

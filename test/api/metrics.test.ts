@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { type TestContext, test } from 'node:test';
-import type { FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance } from 'fastify';
 import { Histogram, Registry } from 'prom-client';
 import { createApiMetrics } from '../../src/api/metrics.js';
 import { startHttpApi } from '../../src/api/start.js';
@@ -113,4 +113,22 @@ test("the request durations read exactly as prom-client's own histogram with the
     await ours.metrics(),
     '# HELP http_request_duration_seconds HTTP request duration by route, method and status\n# TYPE http_request_duration_seconds histogram\n',
   );
+});
+
+test('after the registry is reset, a route it has timed before is counted and shown again', async (t) => {
+  const registry = new Registry();
+  const metrics = createApiMetrics(registry);
+  const app = Fastify();
+  t.after(() => app.close());
+  metrics.instrument(app);
+  app.get('/ping', async () => ({ ok: true }));
+  const count = async () =>
+    /http_request_duration_seconds_count\{method="GET",route="\/ping",status_code="200"\} (\d+)/.exec(await registry.metrics())?.[1];
+  await app.inject({ method: 'GET', url: '/ping' });
+  await app.inject({ method: 'GET', url: '/ping' });
+  assert.equal(await count(), '2');
+  registry.resetMetrics();
+  assert.equal(await count(), undefined, 'gone after the reset, as with prom-client');
+  await app.inject({ method: 'GET', url: '/ping' });
+  assert.equal(await count(), '1');
 });

@@ -116,7 +116,15 @@ for (const dialect of dialects()) {
       const logLines: string[] = [];
       const { api, alice } = await served(ctx, dialect, { logLines });
       const wallet = (token: string | undefined) => api.call('GET', '/api/v1/wallet/balance', { token });
+      // The token is read with the wallet: no lookup of its own before the route (one statement, not two).
+      const lookUp = api.t.core.authenticateByTokenHash;
+      let lookups = 0;
+      api.t.core.authenticateByTokenHash = (tokenHash) => {
+        lookups++;
+        return lookUp(tokenHash);
+      };
       const answer = await wallet(alice.token);
+      assert.equal(lookups, 0, 'the token was looked up before the operation');
       const read = assertSuccess(answer);
       const expected = await api.t.core.walletBalance(alice.caller);
       assert.deepEqual(read, { balance: expected.balance / 100, updated_at: expected.updatedAt });
