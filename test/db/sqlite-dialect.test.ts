@@ -95,6 +95,29 @@ test('each statement is prepared once and then kept', async (ctx) => {
   assert.equal(prepared.length, 1);
 });
 
+test('rows read through the driver are the objects better-sqlite3 makes: keys in column order, a later column of the same name winning', async (ctx) => {
+  const { db, raw } = await notesDatabase(ctx);
+  const query = sql<Record<string, unknown>>`select id, text as "say ""hi""", 7 as id, null as empty, x'00ff' as bytes from notes`;
+  const [row] = (await query.execute(db)).rows;
+  const [expected] = raw.prepare(query.compile(db).sql).all() as Record<string, unknown>[];
+  assert.deepEqual(row, expected);
+  assert.deepEqual(Object.keys(row!), ['id', 'say "hi"', 'empty', 'bytes']);
+  assert.equal(row!.id, 7);
+  assert.deepEqual(row!.bytes, Buffer.from([0, 255]));
+  // A column named `__proto__` is a key like any other, not the row's prototype.
+  const [odd] = (await sql<Record<string, unknown>>`select 1 as "__proto__", text from notes`.execute(db)).rows;
+  assert.equal(Object.getPrototypeOf(odd), Object.prototype);
+  assert.deepEqual(Object.entries(odd!), [
+    ['__proto__', 1],
+    ['text', 'first'],
+  ]);
+  // Statements that return rows and those that do not, each run again from the cache.
+  for (const id of [10, 11]) {
+    assert.deepEqual(await db.insertInto('notes').values({ id, text: 'n' }).returning(['text', 'id']).execute(), [{ text: 'n', id }]);
+    assert.equal((await db.updateTable('notes').set({ text: 'm' }).where('id', '=', id).executeTakeFirst()).numUpdatedRows, 1n);
+  }
+});
+
 test('a connection given back with its transaction still open is rolled back, so the next statements are not caught in it', async (ctx) => {
   const { db, raw } = await notesDatabase(ctx);
   await db.connection().execute(async (connection) => {
