@@ -1,4 +1,5 @@
 import type { ValidationIssue } from '../core/rules/errors.js';
+import { isoTime } from '../infra/clock.js';
 
 /** The spec's response envelope (section 2.1). Every response carries `timestamp`. */
 export interface SuccessEnvelope<T> {
@@ -16,7 +17,7 @@ export interface ErrorEnvelope {
 }
 
 export function ok<T>(data: T, message: string, now: Date): SuccessEnvelope<T> {
-  return { success: true, data, message, timestamp: now.toISOString() };
+  return { success: true, data, message, timestamp: isoTime(now) };
 }
 
 /**
@@ -24,7 +25,7 @@ export function ok<T>(data: T, message: string, now: Date): SuccessEnvelope<T> {
  * endpoints do; validation errors carry the text in `message` and the items in `error`.
  */
 export function failure(text: string, now: Date, options: { errorField?: boolean; issues?: ValidationIssue[] } = {}): ErrorEnvelope {
-  const timestamp = now.toISOString();
+  const timestamp = isoTime(now);
   if (options.issues) return { success: false, message: text, error: options.issues, timestamp };
   if (options.errorField) return { success: false, error: text, timestamp };
   return { success: false, message: text, timestamp };

@@ -1,6 +1,6 @@
 import { compiledOnce } from '../../db/compiled-query.js';
 import type { Db, Executor } from '../../db/schema.js';
-import type { Clock } from '../../infra/clock.js';
+import { isoTime, type Clock } from '../../infra/clock.js';
 import { CardServiceError } from '../rules/errors.js';
 import type { Caller } from './views.js';
 
@@ -76,7 +76,7 @@ export function createAuthentication(db: Db, clock: Clock) {
     if (useWrittenAt.size >= MAX_REMEMBERED_USES) useWrittenAt.clear();
     useWrittenAt.set(tokenId, now);
     try {
-      await recordUse.execute(db, tokenId, new Date(now).toISOString());
+      await recordUse.execute(db, tokenId, isoTime(new Date(now)));
     } catch (error) {
       useWrittenAt.delete(tokenId);
       throw error;

@@ -1,5 +1,6 @@
 import { compiledOnce } from '../../db/compiled-query.js';
 import type { Executor } from '../../db/schema.js';
+import { isoTime } from '../../infra/clock.js';
 import { CardServiceError } from '../rules/errors.js';
 import { topupOnce } from './topup-statement.js';
 import { holdOnce, holdWithdrawal, settleWithdrawalOnce } from './withdraw-statements.js';
@@ -76,10 +77,10 @@ export function createMovementOperations({
     hooks: OperationHooks<TopupResult>,
   ): Promise<TopupResult> {
     const revenue = await systemAccounts(db, SYSTEM_ACCOUNTS.revenue);
-    const threshold = new Date(now.getTime() - settings.topupCooldownSeconds * 1000).toISOString();
+    const threshold = isoTime(new Date(now.getTime() - settings.topupCooldownSeconds * 1000));
     const transactionId = newRecordId();
     const work = async (ex: Executor): Promise<TopupResult> => {
-      const at = now.toISOString();
+      const at = isoTime(now);
       const outcome = await topupOnce(ex, who, [cardId, amount, at, threshold, revenue, transactionId, `topup:${transactionId}`]);
       const { caller, tokenUse, card, moved, walletAvailable } = outcome;
       if (!caller) throw new CardServiceError('INVALID_TOKEN');
@@ -125,7 +126,7 @@ export function createMovementOperations({
   ): Promise<WithdrawResult | undefined> {
     checkCardId(cardId);
     const inFlight = await pending.inFlightAccount(db);
-    const at = now.toISOString();
+    const at = isoTime(now);
     const operationId = newRecordId();
     const held = await holdOnce(
       holdWithdrawal,
@@ -134,8 +135,8 @@ export function createMovementOperations({
       caller.userId,
       amount,
       at,
-      new Date(now.getTime() - settings.withdrawCooldownSeconds * 1000).toISOString(),
-      new Date(now.getTime() - PENDING_GRACE_MS).toISOString(),
+      isoTime(new Date(now.getTime() - settings.withdrawCooldownSeconds * 1000)),
+      isoTime(new Date(now.getTime() - PENDING_GRACE_MS)),
       operationId,
       inFlight,
       `hold:${operationId}`,
@@ -249,7 +250,7 @@ export function createMovementOperations({
       if (onPostgres) return topupInOneRoundTrip(who, cardId, amount, clock.now(), hooks);
       const caller = await authentication.resolve(who);
       const now = clock.now();
-      const at = now.toISOString();
+      const at = isoTime(now);
       return runAttempt(
         db,
         async (trx) => {
@@ -323,7 +324,7 @@ export function createMovementOperations({
         const done = await withdrawInTwoRoundTrips(caller, cardId, amount, now, hooks);
         if (done) return done;
       }
-      const at = now.toISOString();
+      const at = isoTime(now);
       const operationId = newRecordId();
       const card = await runAttempt(db, async (trx) => {
         await pending.recoverStale(trx, caller.userId, now);

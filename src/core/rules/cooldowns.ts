@@ -1,6 +1,7 @@
 import type { Transaction } from 'kysely';
 import { compiledOnce } from '../../db/compiled-query.js';
 import type { CardRow, Database, Db, Executor } from '../../db/schema.js';
+import { isoTime } from '../../infra/clock.js';
 import { checkCardId, findOwnedCard } from '../operations/card-queries.js';
 import { CardServiceError } from './errors.js';
 import { topupCooldownRefusal, withdrawCooldownRefusal } from './rules.js';
@@ -68,8 +69,8 @@ function cooldown(
   return {
     async claim(trx, caller, cardId, now) {
       checkCardId(cardId);
-      const threshold = new Date(now.getTime() - cooldownSeconds * 1000).toISOString();
-      const [claimed] = (await claimAttempt.execute(trx, now.toISOString(), cardId, caller.userId, threshold)).rows;
+      const threshold = isoTime(new Date(now.getTime() - cooldownSeconds * 1000));
+      const [claimed] = (await claimAttempt.execute(trx, isoTime(now), cardId, caller.userId, threshold)).rows;
       if (claimed) return claimed;
       // The conditional update decided (the cooldown runs); the named check words the refusal.
       const card = await findOwnedCard(trx, caller, cardId);
