@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import fastifySwagger from '@fastify/swagger';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
 import { jsonSchemaTransform, type ZodTypeProvider } from 'fastify-type-provider-zod';
@@ -11,7 +10,7 @@ import type { Logger } from '../infra/logger.js';
 import { startLoop } from '../infra/loop.js';
 import type { Redis } from '../infra/redis.js';
 import { WindowCounts } from '../infra/window-counts.js';
-import { installAccessLog, requestIdFrom } from './access-log.js';
+import { installAccessLog, requestIdFrom, requestIds } from './access-log.js';
 import { asArray, installAuthentication } from './auth.js';
 import { failure } from './envelope.js';
 import { envelope, errorEnvelope } from './http-schemas.js';
@@ -97,6 +96,7 @@ const PURGE_INTERVAL_MS = 3_600_000;
 export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
   const { core, clock, logger, metrics } = deps;
   const requestTimeoutMs = deps.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
+  const newRequestId = requestIds();
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
     trustProxy: deps.trustProxy ?? false,
@@ -110,7 +110,7 @@ export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
     requestTimeout: requestTimeoutMs,
     connectionTimeout: requestTimeoutMs,
     // The caller's `X-Request-Id` when sane (1-128 visible characters), else a new one; every reply carries it.
-    genReqId: (request) => requestIdFrom(request.headers['x-request-id'], randomUUID),
+    genReqId: (request) => requestIdFrom(request.headers['x-request-id'], newRequestId),
     routerOptions: { maxParamLength: 100 },
     // HTTP that cannot be parsed at all, answered on the socket as an envelope too.
     clientErrorHandler: clientErrorResponder(clock),

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { pino } from 'pino';
-import { accessLines } from '../../src/api/access-log.js';
+import { accessLines, requestIds } from '../../src/api/access-log.js';
 import { createHttpServer } from '../../src/api/server.js';
 import { createLogger } from '../../src/infra/logger.js';
 import { createTestCore, newCustomer } from '../helpers/core.js';
@@ -153,4 +153,34 @@ test('access lines go through pino when its stream wants the lines one by one (a
     msg: 'request',
   });
   assert.equal(accessLines(createLogger('warn', { write: () => assert.fail('written below its level') })), undefined);
+});
+
+test("an access line's time is pino's epoch milliseconds, to the millisecond, across seconds", (ctx) => {
+  const lines: string[] = [];
+  const line = accessLines(createLogger('info', { write: (l: string) => void lines.push(l) }))!('/livez');
+  const moments = [
+    1_764_000_000_005, 1_764_000_000_050, 1_764_000_000_999, 1_764_000_001_000, 1_764_000_001_001, 1_764_000_000_500, 1_764_000_123_456,
+  ];
+  let next = 0;
+  ctx.mock.method(Date, 'now', () => moments[next++]);
+  for (const _ of moments) line({ id: 'r', method: 'GET', caller: null } as never, 200, 1);
+  assert.deepEqual(
+    lines.map((l) => JSON.parse(l).time),
+    moments,
+  );
+});
+
+test('request ids a process makes are UUIDs (version 4 by their shape) and never the same twice, past a million of them', () => {
+  const next = requestIds();
+  const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+  const seen = new Set<string>();
+  for (let i = 0; i < 1_000_010; i++) {
+    const id = next();
+    if (i % 1000 === 0 || i > 999_990) {
+      assert.match(id, UUID_V4);
+      assert.ok(!seen.has(id), `${id} made twice`);
+      seen.add(id);
+    }
+  }
+  assert.notEqual(requestIds()().slice(0, 24), next().slice(0, 24), 'each maker draws its own random part');
 });
