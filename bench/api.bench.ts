@@ -22,12 +22,17 @@ import { createLogger, gatheredLogDestination } from '../src/infra/logger.js';
 //   wallet-balance reads   target: API ≥ 60% of bare req/s
 //   top-ups off cooldown   target: API ≥ 2 × bare req/s, API p99 ≤ bare p99 (the bare route commits each
 //                          top-up alone; the API's group commit lets the top-ups under way share one)
-// Each comparison runs in mirrored order (bare, API, API, bare) so a growing database favours neither. The load
-// generator runs in a worker thread, so the servers have the main thread to themselves.
+// Top-ups run in mirrored order (bare, API, API, bare) so a growing database favours neither. Reads run in
+// rounds, each side once a round, the order turning from round to round; the figure is the median of the rounds'
+// API/bare ratios, so a host whose speed drifts (it moved 2x between slices on a shared host) weighs on both sides
+// of each ratio alike. The load generator runs in a worker thread, so the servers have the main thread to themselves.
 
 const CONNECTIONS = 50;
 /** Seconds per measured slice; `BENCH_API_SLICE_SECONDS` shortens or lengthens every slice. */
 const SLICE_SECONDS = Number(process.env.BENCH_API_SLICE_SECONDS ?? 4);
+/** Rounds of reads, each side one slice of `READ_SLICE_SECONDS` a round (`BENCH_API_READ_ROUNDS`). */
+const READ_ROUNDS = Number(process.env.BENCH_API_READ_ROUNDS ?? 15);
+const READ_SLICE_SECONDS = 2;
 /** `BENCH_API_PART=reads` runs the wallet-balance reads only (repeated runs while working on the read path). */
 const READS_ONLY = process.env.BENCH_API_PART === 'reads';
 /** Enough cards that none comes round again within its 1 s cooldown, even at 10,000 top-ups a second. */
@@ -171,6 +176,10 @@ function bareServer(file: string): FastifyInstance {
 
 async function load(url: string, options: Partial<autocannon.Options>): Promise<Figures> {
   const result = await autocannon({ url, connections: CONNECTIONS, duration: SLICE_SECONDS, workers: 1, ...options });
+  return figuresOf(url, result);
+}
+
+function figuresOf(url: string, result: autocannon.Result): Figures {
   if (result.non2xx + result.errors > 0)
     console.log(`  (${url}: statuses ${JSON.stringify(result.statusCodeStats)}, errors ${result.errors})`);
   // Answers that did the work only: a refusal (a card still on its cooldown) is cheaper than a top-up.
@@ -190,17 +199,48 @@ async function mirrored(sides: (() => Promise<Figures>)[]): Promise<Figures[]> {
   }));
 }
 
+/**
+ * Each side once a round after a warm-up slice each, the order turning every round (A-B-C, B-C-A, C-A-B, …): each
+ * side's figures averaged over the rounds, and each round's ratios to the first side, to take the median of.
+ */
+async function inRounds(sides: ((seconds: number) => Promise<Figures>)[], rounds: number) {
+  for (const side of sides) await side(1);
+  const runs: Figures[][] = sides.map(() => []);
+  for (let round = 0; round < rounds; round++) {
+    for (let k = 0; k < sides.length; k++) {
+      const i = (round + k) % sides.length;
+      runs[i]!.push(await sides[i]!(READ_SLICE_SECONDS));
+    }
+  }
+  const mean = (figures: Figures[], of: (f: Figures) => number) => figures.reduce((sum, f) => sum + of(f), 0) / figures.length;
+  const figures = runs.map((r) => ({
+    rps: mean(r, (f) => f.rps),
+    p50: mean(r, (f) => f.p50),
+    p99: mean(r, (f) => f.p99),
+    non2xx: r.reduce((sum, f) => sum + f.non2xx, 0),
+  }));
+  const ratios = runs.map((r) => r.map((f, round) => f.rps / runs[0]![round]!.rps));
+  return { figures, ratios };
+}
+
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+};
+
 const row = (side: string, f: Figures) =>
   `  ${side.padEnd(12)} ${f.rps.toFixed(0).padStart(7)} req/s   p50 ${f.p50.toFixed(1).padStart(5)} ms   p99 ${f.p99.toFixed(1).padStart(5)} ms   non-2xx ${f.non2xx}`;
 
-function report(name: string, r: { bare: Figures; api: Figures }, targets: { rps: number; p99?: number }): void {
-  const rpsRatio = r.api.rps / r.bare.rps;
+function report(name: string, r: { bare: Figures; api: Figures; ratio?: number }, targets: { rps: number; p99?: number }): void {
+  const rpsRatio = r.ratio ?? r.api.rps / r.bare.rps;
   const p99Ratio = r.api.p99 / r.bare.p99;
   console.log(`${name} (${CONNECTIONS} connections)`);
   console.log(row('bare', r.bare));
   console.log(row('api', r.api));
   const rpsOk = rpsRatio >= targets.rps ? 'ok' : 'BELOW TARGET';
-  let line = `  api/bare req/s ${(rpsRatio * 100).toFixed(0)}% (target ≥ ${targets.rps * 100}%: ${rpsOk})`;
+  const kind = r.ratio === undefined ? 'req/s' : 'req/s, median of the rounds,';
+  let line = `  api/bare ${kind} ${(rpsRatio * 100).toFixed(0)}% (target ≥ ${targets.rps * 100}%: ${rpsOk})`;
   if (targets.p99 !== undefined) {
     line += `; p99 ${p99Ratio.toFixed(2)}× bare (target ≤ ${targets.p99}×: ${p99Ratio <= targets.p99 ? 'ok' : 'ABOVE TARGET'})`;
   }
@@ -276,15 +316,22 @@ export default async function (): Promise<void> {
     });
     apps.push(direct);
     const directUrl = await listen(direct);
-    const [bareReads, directReads, apiReads] = await mirrored([
-      () => load(`${bareUrl}/bare/wallet/balance`, { headers }),
-      () => load(`${directUrl}/direct/wallet/balance`, { headers }),
-      () => load(`${apiUrl}/api/v1/wallet/balance`, { headers }),
-    ]);
-    const reads = { bare: bareReads!, api: apiReads! };
-    report('wallet-balance reads', reads, { rps: 0.6 });
+    const read = (url: string) => async (seconds: number) =>
+      figuresOf(url, await autocannon({ url, connections: CONNECTIONS, duration: seconds, workers: 1, headers }));
+    const { figures, ratios } = await inRounds(
+      [read(`${bareUrl}/bare/wallet/balance`), read(`${directUrl}/direct/wallet/balance`), read(`${apiUrl}/api/v1/wallet/balance`)],
+      READ_ROUNDS,
+    );
+    const [bareReads, directReads, apiReads] = figures;
+    const [, directRatios, apiRatios] = ratios;
+    const reads = { bare: bareReads!, api: apiReads!, ratio: median(apiRatios!) };
+    report(`wallet-balance reads, ${READ_ROUNDS} rounds of ${READ_SLICE_SECONDS} s`, reads, { rps: 0.6 });
+    const percents = (values: number[]) => values.map((v) => (v * 100).toFixed(0)).join(' ');
+    console.log(`  api/bare each round: ${percents(apiRatios!)}`);
     console.log(row('core direct', directReads!));
-    console.log(`  api/core-direct req/s ${((reads.api.rps / directReads!.rps) * 100).toFixed(0)}% (the API layer's own cost)`);
+    console.log(
+      `  api/core-direct req/s ${(median(apiRatios!.map((r, i) => r / directRatios![i]!)) * 100).toFixed(0)}% (the API layer's own cost; core direct/bare ${(median(directRatios!) * 100).toFixed(0)}%)`,
+    );
     if (READS_ONLY) return;
 
     // Cards in turn, each visited at most every CARDS / throughput seconds: off its 1 s cooldown.
