@@ -28,10 +28,10 @@ import { createLogger, gatheredLogDestination } from '../src/infra/logger.js';
 // of each ratio alike. The load generator runs in a worker thread, so the servers have the main thread to themselves.
 
 const CONNECTIONS = 50;
-/** Seconds per measured slice; `BENCH_API_SLICE_SECONDS` shortens or lengthens every slice. */
+/** Seconds per measured slice of top-ups; `BENCH_API_SLICE_SECONDS` shortens or lengthens them. */
 const SLICE_SECONDS = Number(process.env.BENCH_API_SLICE_SECONDS ?? 4);
 /** Rounds of reads, each side one slice of `READ_SLICE_SECONDS` a round (`BENCH_API_READ_ROUNDS`). */
-const READ_ROUNDS = Number(process.env.BENCH_API_READ_ROUNDS ?? 15);
+const READ_ROUNDS = Math.max(1, Math.floor(Number(process.env.BENCH_API_READ_ROUNDS ?? 15)) || 15);
 const READ_SLICE_SECONDS = 2;
 /** `BENCH_API_PART=reads` runs the wallet-balance reads only (repeated runs while working on the read path). */
 const READS_ONLY = process.env.BENCH_API_PART === 'reads';

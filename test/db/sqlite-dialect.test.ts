@@ -118,6 +118,23 @@ test('rows read through the driver are the objects better-sqlite3 makes: keys in
   }
 });
 
+test('rows follow a schema change made after their statement was prepared, by this handle or another', async (ctx) => {
+  const { db, file } = await notesDatabase(ctx);
+  const everything = () => db.selectFrom('notes').selectAll().where('id', '=', 1).execute();
+  const named = () => db.selectFrom('notes').select(['text', 'id']).where('id', '=', 1).execute();
+  assert.deepEqual(await everything(), [{ id: 1, text: 'first' }]);
+  assert.deepEqual(await named(), [{ text: 'first', id: 1 }]);
+  // Another handle (as a migration in another process) adds a column and swaps two.
+  const other = new BetterSqlite3Database(file);
+  other.exec(`alter table notes add column tag text not null default 'x'`);
+  assert.deepEqual(await everything(), [{ id: 1, text: 'first', tag: 'x' }]);
+  other.exec(`create table notes2 (text text not null, id integer primary key, tag text); insert into notes2 select text, id, tag from notes;
+    drop table notes; alter table notes2 rename to notes`);
+  other.close();
+  assert.deepEqual(await everything(), [{ text: 'first', id: 1, tag: 'x' }]);
+  assert.deepEqual(await named(), [{ text: 'first', id: 1 }]);
+});
+
 test('a connection given back with its transaction still open is rolled back, so the next statements are not caught in it', async (ctx) => {
   const { db, raw } = await notesDatabase(ctx);
   await db.connection().execute(async (connection) => {

@@ -127,7 +127,7 @@ export class SqliteDriver implements Driver {
     let kind = this.#kinds.get(sql);
     if (kind === undefined) {
       if (TRANSACTION_CONTROL.test(sql)) kind = 'alone';
-      else if (this.#writer.statements.get(sql).readonly) kind = this.#reader ? 'read' : 'alone';
+      else if (this.#writer.statements.isReadonly(sql)) kind = this.#reader ? 'read' : 'alone';
       else kind = DATA_CHANGE.test(sql) ? 'write' : 'alone';
       if (this.#kinds.size >= MAX_CACHED_STATEMENTS) this.#kinds.clear();
       this.#kinds.set(sql, kind);
