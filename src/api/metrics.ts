@@ -12,20 +12,16 @@ type Labels = { method: string; route: string; status_code: number };
 
 /**
  * One series of the histogram: its count per bucket (not yet cumulative), their sum and count. Routes
- * keep their series, so a reset zeroes it in place and unlists it; its next observation lists it again
+ * keep their series, so a reset zeroes it in place; a series is shown once it counts an observation
  * (as prom-client's own series come back after a reset).
  */
 class Series {
   readonly counts = new Float64Array(BUCKETS.length);
   sum = 0;
   count = 0;
-  constructor(
-    readonly labels: Labels,
-    private readonly list: (series: Series) => void,
-  ) {}
+  constructor(readonly labels: Labels) {}
 
   observe(seconds: number): void {
-    if (this.count === 0) this.list(this);
     let bucket = 0;
     while (bucket < BUCKETS.length && seconds > BUCKETS[bucket]!) bucket++;
     if (bucket < BUCKETS.length) this.counts[bucket]! += 1;
@@ -70,19 +66,22 @@ function requestDurations(registry: Registry) {
     type: 'histogram',
     aggregator: 'sum',
     async get() {
-      return { name: NAME, help: HELP, type: 'histogram', aggregator: 'sum', values: [...series.values()].flatMap((s) => s.values()) };
+      return {
+        name: NAME,
+        help: HELP,
+        type: 'histogram',
+        aggregator: 'sum',
+        values: [...series.values()].filter((s) => s.count > 0).flatMap((s) => s.values()),
+      };
     },
     reset() {
       for (const each of series.values()) each.zero();
-      series.clear();
     },
   };
   // The registry asks only for the name, `get` and `reset`; its types know prom-client's own classes.
   registry.registerMetric(metric as unknown as Histogram);
-  const keyOf = (labels: Labels) => `${labels.method} ${labels.route} ${labels.status_code}`;
-  const known = new Map<string, Series>();
   return (labels: Labels): Series =>
-    getOrCreate(known, keyOf(labels), () => new Series(labels, (listed) => series.set(keyOf(listed.labels), listed)));
+    getOrCreate(series, `${labels.method} ${labels.route} ${labels.status_code}`, () => new Series(labels));
 }
 
 /**

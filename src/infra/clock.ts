@@ -29,19 +29,19 @@ let minuteStart = Number.NaN;
 let minutePrefix = '';
 
 /**
- * `at.toISOString()`, the same text, made faster: V8 formats every date through `snprintf` (about a tenth
+ * `at.toISOString()` (`at` a date or its epoch milliseconds), the same text, made faster: V8 formats every date through `snprintf` (about a tenth
  * of an API read's own work, docs/performance.md), so the date and the minute are kept from the last call
  * and only the seconds and milliseconds are written anew. An invalid date throws as `toISOString` does.
  */
-export function isoTime(at: Date): string {
-  const ms = at.getTime();
+export function isoTime(at: Date | number): string {
+  const ms = typeof at === 'number' ? at : at.getTime();
   const intoMinute = ms - minuteStart;
   if (intoMinute >= 0 && intoMinute < MINUTE_MS) {
     const seconds = Math.floor(intoMinute / 1000);
     const millis = intoMinute - seconds * 1000;
     return `${minutePrefix}${seconds < 10 ? '0' : ''}${seconds}.${millis < 10 ? '00' : millis < 100 ? '0' : ''}${millis}Z`;
   }
-  const text = at.toISOString();
+  const text = new Date(ms).toISOString();
   if (ms >= 0 && ms < YEAR_10000_MS) {
     minuteStart = ms - (ms % MINUTE_MS);
     minutePrefix = text.slice(0, 17);

@@ -76,7 +76,7 @@ export function createAuthentication(db: Db, clock: Clock) {
     if (useWrittenAt.size >= MAX_REMEMBERED_USES) useWrittenAt.clear();
     useWrittenAt.set(tokenId, now);
     try {
-      await recordUse.execute(db, tokenId, isoTime(new Date(now)));
+      await recordUse.execute(db, tokenId, isoTime(now));
     } catch (error) {
       useWrittenAt.delete(tokenId);
       throw error;

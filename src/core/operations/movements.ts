@@ -77,7 +77,7 @@ export function createMovementOperations({
     hooks: OperationHooks<TopupResult>,
   ): Promise<TopupResult> {
     const revenue = await systemAccounts(db, SYSTEM_ACCOUNTS.revenue);
-    const threshold = isoTime(new Date(now.getTime() - settings.topupCooldownSeconds * 1000));
+    const threshold = isoTime(now.getTime() - settings.topupCooldownSeconds * 1000);
     const transactionId = newRecordId();
     const work = async (ex: Executor): Promise<TopupResult> => {
       const at = isoTime(now);
@@ -135,8 +135,8 @@ export function createMovementOperations({
       caller.userId,
       amount,
       at,
-      isoTime(new Date(now.getTime() - settings.withdrawCooldownSeconds * 1000)),
-      isoTime(new Date(now.getTime() - PENDING_GRACE_MS)),
+      isoTime(now.getTime() - settings.withdrawCooldownSeconds * 1000),
+      isoTime(now.getTime() - PENDING_GRACE_MS),
       operationId,
       inFlight,
       `hold:${operationId}`,

@@ -69,7 +69,7 @@ function cooldown(
   return {
     async claim(trx, caller, cardId, now) {
       checkCardId(cardId);
-      const threshold = isoTime(new Date(now.getTime() - cooldownSeconds * 1000));
+      const threshold = isoTime(now.getTime() - cooldownSeconds * 1000);
       const [claimed] = (await claimAttempt.execute(trx, isoTime(now), cardId, caller.userId, threshold)).rows;
       if (claimed) return claimed;
       // The conditional update decided (the cooldown runs); the named check words the refusal.
