@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, test, type TestContext } from 'node:test';
@@ -37,6 +37,17 @@ describe('the card-data key location', () => {
     assert.equal(location.file, file);
     assert.match(location.warning ?? '', /sits beside the database .*cards\.db: a copy of that folder carries both/);
     assert.match(location.warning ?? '', /Moving the key/);
+  });
+
+  test('the warning points to a document and a heading in it that exist', (ctx) => {
+    const dir = folder(ctx);
+    olderKey(dir);
+    const warning = cardDataKeyLocation(undefined, 'data/cards.db', dir).warning ?? '';
+    const [, document, heading] = /\(([\w./-]+\.md), "([^"]+)"\)/.exec(warning) ?? [];
+    assert.ok(document && heading, `names a document and its heading: ${warning}`);
+    const root = path.resolve(import.meta.dirname, '..');
+    const text = readFileSync(path.join(root, document), 'utf8');
+    assert.match(text, new RegExp(`^#+ ${heading}\\s*$`, 'm'), `${document} has the heading "${heading}"`);
   });
 
   test('on Postgres the older default is still found, and the start says where the key now belongs', (ctx) => {

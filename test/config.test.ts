@@ -187,3 +187,19 @@ describe('the settings check', () => {
     }
   });
 });
+
+describe('METRICS_PORT and HTTP_PORT', () => {
+  it('the same port for both is refused at the settings check, naming both; 0 (any free port) and a server that is off are not', () => {
+    assert.throws(
+      () => loadConfig({ HTTP_PORT: '9100', METRICS_PORT: '9100' }),
+      (error: unknown) =>
+        error instanceof ConfigError &&
+        /METRICS_PORT=9100 is HTTP_PORT as well/.test(error.message) &&
+        /set METRICS_PORT to another port/.test(error.message),
+    );
+    assert.throws(() => loadConfig({ METRICS_PORT: '3000' }), /METRICS_PORT=3000 is HTTP_PORT as well/);
+    assert.equal(loadConfig({ HTTP_PORT: '0', METRICS_PORT: '0' }).METRICS_PORT, 0);
+    assert.equal(loadConfig({ HTTP_ENABLED: 'false', HTTP_PORT: '9100', METRICS_PORT: '9100' }).METRICS_PORT, 9100);
+    assert.equal(loadConfig({ HTTP_PORT: '9100', METRICS_PORT: '9101' }).METRICS_PORT, 9101);
+  });
+});

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { type AddressInfo, createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -182,6 +183,25 @@ describe('npm start (src/main.ts)', () => {
     assert.equal(await webhookWithoutServer.exited, 2);
     assert.match(webhookWithoutServer.output(), /HTTP_ENABLED=true/);
     assert.throws(() => statSync(path.join(dir, 'cards.db')));
+  });
+
+  it('a busy HTTP_PORT or METRICS_PORT is refused before anything is created, naming the port', async () => {
+    const busy = createNetServer();
+    await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+    const port = String((busy.address() as AddressInfo).port);
+    try {
+      for (const setting of ['HTTP_PORT', 'METRICS_PORT']) {
+        const dir = folder();
+        const { BOT_TOKEN: _omitted, ...env } = baseEnv(dir);
+        const ports: Record<string, string> = setting === 'HTTP_PORT' ? { HTTP_PORT: port } : { HTTP_PORT: '0', METRICS_PORT: port };
+        const main = startMain(dir, { ...env, BOT_ENABLED: 'false', ...ports });
+        assert.equal(await main.exited, 1, main.output());
+        assert.match(main.output(), new RegExp(`${setting}=${port} on [A-Z_]+=127\\.0\\.0\\.1: the port is already in use`), main.output());
+        assert.deepEqual(readdirSync(dir), [], 'no database file, no key file');
+      }
+    } finally {
+      await new Promise<void>((resolve) => busy.close(() => resolve()));
+    }
   });
 
   it('runs the HTTP API alone when the bot is off', async () => {

@@ -1,3 +1,4 @@
+import { renameSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { reservePrivateFile, restrictToOwner } from '../infra/private-files.js';
 import { isInsideFolder } from '../infra/real-paths.js';
@@ -716,8 +717,11 @@ export const COMMANDS: Record<string, Command> = {
   },
   backup: {
     description: 'Write an online, consistent copy of the SQLite database; prints the card-data key it needs',
-    usage: 'backup --to FILE',
-    options: { to: { type: 'string', description: 'the file to write the copy to' } },
+    usage: 'backup --to FILE [--force]',
+    options: {
+      to: { type: 'string', description: 'the file to write the copy to (its folder must exist)' },
+      force: { type: 'boolean', description: 'overwrite FILE if it exists' },
+    },
     async run({ database, cardDataKey }, v) {
       if (!database.sqlite) throw new AdminError('backup copies the SQLite database; on Postgres use pg_dump');
       const target = path.resolve(text(v, 'to'));
@@ -729,10 +733,20 @@ export const COMMANDS: Record<string, Command> = {
             'and their key. Back up the database somewhere else.',
         );
       }
-      // A copy of the card data: readable by its owner only, like the database.
-      reservePrivateFile(target);
-      const progress = await database.sqlite.backup(target);
-      restrictToOwner(target);
+      refuseBackupTarget(target, v.force === true);
+      // A copy of the card data: readable by its owner only, like the database. Written under a temporary
+      // name and then renamed, so an overwritten backup (--force) is replaced only by a complete one.
+      const temporary = `${target}.${process.pid}.tmp`;
+      reservePrivateFile(temporary);
+      let progress: { totalPages: number };
+      try {
+        progress = await database.sqlite.backup(temporary);
+        restrictToOwner(temporary);
+        renameSync(temporary, target);
+      } catch (error) {
+        rmSync(temporary, { force: true });
+        throw error;
+      }
       // The copy reads with this key only (after a rotation, an older copy needs the retired `<file>.old-<fingerprint>`):
       // the fingerprint says which key file a restore of this copy must put back.
       const { fingerprint } = cardDataKey;
@@ -745,6 +759,32 @@ export const COMMANDS: Record<string, Command> = {
     },
   },
 };
+
+/**
+ * Where `backup --to` may write: a file in a folder that exists, and not one that exists already unless
+ * `--force` says to overwrite it (a backup written over another one loses the older copy).
+ */
+function refuseBackupTarget(target: string, force: boolean): void {
+  const folder = path.dirname(target);
+  const kind = (file: string) => {
+    try {
+      return statSync(file).isDirectory() ? 'folder' : 'file';
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 'missing';
+      throw error;
+    }
+  };
+  if (kind(folder) !== 'folder') {
+    throw new AdminError(
+      `the folder ${folder} does not exist: create it first (mkdir -p ${folder}, mode 0700), or give --to a file in a folder that does`,
+    );
+  }
+  const existing = kind(target);
+  if (existing === 'folder')
+    throw new AdminError(`${target} is a folder: give --to a file name in it, e.g. ${path.join(target, 'cards.db')}`);
+  if (existing === 'file' && !force)
+    throw new AdminError(`${target} already exists: add --force to overwrite it, or give --to another file`);
+}
 
 /** A failed check: printed like output, but the exit code says it failed. */
 export class LedgerMismatch extends Error {

@@ -77,8 +77,26 @@ function valuesFrom(options: Record<string, { type: 'string' | 'boolean' }>, par
 
 type Run = (name: string, values: Values, positionals: string[]) => Promise<number>;
 
+/** What each group of commands is for: one line each in the top-level help (`test/admin/cli.test.ts` checks every group has one). */
+export const GROUPS: Readonly<Record<string, string>> = {
+  users: 'Cardholders: create one (with a wallet and an API token), list them, show one in full',
+  tokens: "API tokens: issue another, list a user's, revoke (their chats are unlinked)",
+  links: 'Telegram chats linked to tokens: list them, unlink one',
+  cards: 'Cards: list them with states, balances and pending holds',
+  wallet: "Wallets: fund a user's wallet",
+  deposits: 'Deposit requests made in chat: list, approve, reject',
+  invoices: 'Telegram Payments invoices and their charges, to reconcile with the provider',
+  bins: 'BINs cards are issued from: list, add, enable, disable',
+  plans: 'Card plans (limit and creation fee): list, add, deactivate',
+  fees: 'Top-up platform fees per category: list, set',
+  coupons: 'Coupons off the creation fee: create, list, deactivate',
+  simulate: 'Sandbox events: purchases, refunds, OTPs, OTP e-mails, finished issues',
+  ledger: 'The ledger: check every balance against its entries',
+  keys: 'The card-data key: its file and fingerprint, rotation to a new key',
+};
+
 /** The command line as commander reads it: a group per first word, a command per entry of `COMMANDS`. */
-function program(io: AdminIo, json: boolean, run: Run): Command {
+function program(io: AdminIo, json: boolean, run: Run, answer: (text: string) => void): Command {
   const root = new Command(PROGRAM)
     .description('The operator command line over the service database (the same settings as the service).')
     .version(projectVersion(), '-v, --version', 'print the version')
@@ -86,7 +104,8 @@ function program(io: AdminIo, json: boolean, run: Run): Command {
     .exitOverride()
     .showSuggestionAfterError()
     .configureOutput({
-      writeOut: (text) => io.out(text.trimEnd()),
+      // With --json the help and the version are answered as JSON instead (runAdmin).
+      writeOut: (text) => (json ? answer(text.trimEnd()) : io.out(text.trimEnd())),
       // With --json a usage error is answered as JSON instead (runAdmin).
       writeErr: (text) => {
         if (!json) io.err(text.trimEnd());
@@ -98,7 +117,7 @@ function program(io: AdminIo, json: boolean, run: Run): Command {
     let parent = root;
     if (words.length === 2) {
       const group = words[0]!;
-      parent = groups.get(group) ?? root.command(group).description(`${group} commands`);
+      parent = groups.get(group) ?? root.command(group).description(GROUPS[group] ?? `${group} commands`);
       groups.set(group, parent);
     }
     const leaf = parent.command(words.at(-1)!).description(command.description);
@@ -116,6 +135,19 @@ function program(io: AdminIo, json: boolean, run: Run): Command {
     });
   }
   return root;
+}
+
+/**
+ * `--help --json`: the help as printed, and the commands it covers (those of the group asked about, or
+ * every one) with their usage and description, and at the top the groups with what each is for.
+ */
+function helpJson(argv: string[], help: string): Record<string, unknown> {
+  const words = argv.filter((a) => !a.startsWith('-'));
+  const asked = (words[0] === 'help' ? words.slice(1) : words).join(' ');
+  const commands = Object.entries(COMMANDS)
+    .filter(([name]) => asked === '' || name === asked || name.startsWith(`${asked} `))
+    .map(([name, command]) => ({ command: name, usage: `${PROGRAM} ${command.usage}`, description: command.description }));
+  return { ok: true, help, ...(asked === '' ? { groups: GROUPS } : {}), commands };
 }
 
 /** Help and version are answers (exit 0); every other error of commander's is a usage error. */
@@ -175,7 +207,10 @@ export async function runAdmin(
     }
     return code;
   };
-  const cli = program(io, json, run);
+  let answered = '';
+  const cli = program(io, json, run, (text) => {
+    answered = text;
+  });
   try {
     // `admin` alone, or a group alone (`admin users`): its help, as a usage error.
     const words = argv.filter((a) => !a.startsWith('-'));
@@ -187,8 +222,12 @@ export async function runAdmin(
     return ran === undefined ? 2 : code;
   } catch (error) {
     if (!(error instanceof CommanderError)) throw error;
-    if (ANSWERS.has(error.code) && error.exitCode === 0) return 0;
-    if (error.code === 'commander.help') return 2;
+    if (ANSWERS.has(error.code) && error.exitCode === 0) {
+      if (json) io.out(JSON.stringify(error.code === 'commander.version' ? { ok: true, version: answered } : helpJson(argv, answered)));
+      return 0;
+    }
+    // A group alone (`admin users`): its help on standard error, as a usage error.
+    if (error.code === 'commander.help') return json ? refuse('a command is needed', 2, { commands: helpJson(argv, '').commands }) : 2;
     const words = argv.filter((a) => !a.startsWith('-'));
     const command = COMMANDS[words.slice(0, 2).join(' ')] ?? COMMANDS[words[0] ?? ''];
     const message = error.message.replace(/^error: /, '');

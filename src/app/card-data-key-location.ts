@@ -18,7 +18,8 @@ export interface CardDataKeyLocation {
   warning: string | undefined;
 }
 
-const MOVE_ADVICE = 'move the key file and its .old-* files to a folder of their own, apart from the database (README: "Moving the key")';
+const MOVE_ADVICE =
+  'move the key file and its .old-* files to a folder of their own, apart from the database (docs/operations.md, "Moving the key")';
 
 /**
  * The key file the settings name, or the default one: `keys/card-data.key`, unless only the older

@@ -226,6 +226,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       'PAYMENT_PROVIDER_TOKEN credits the embedded wallet, which remote mode (CARD_SERVICE_URL) has not: unset one of them',
     );
   }
+  if (config.HTTP_ENABLED && config.METRICS_PORT !== undefined && config.METRICS_PORT !== 0 && config.METRICS_PORT === config.HTTP_PORT) {
+    throw new ConfigError(
+      `METRICS_PORT=${config.METRICS_PORT} is HTTP_PORT as well: the metrics have a listener of their own, set METRICS_PORT to another port`,
+    );
+  }
   if (config.BOT_ENABLED && config.BOT_MODE === 'webhook' && !config.HTTP_ENABLED) {
     throw new ConfigError('BOT_MODE=webhook is served by the HTTP server: set HTTP_ENABLED=true');
   }

@@ -15,6 +15,7 @@ import { createLogger, processLogDestination, type Logger } from '../infra/logge
 import { type MetricsListener, metricsRegistry, poolMetrics, serveMetrics } from '../infra/metrics.js';
 import { closeRedis, connectRedis, redisAddress, RedisUnreachableError, type Redis } from '../infra/redis.js';
 import { type RemoteMode, startRemoteMode } from './remote-mode.js';
+import { refuseUnusablePorts } from './ports.js';
 import { stopOnSignals } from './shutdown.js';
 
 function botDeps(
@@ -63,6 +64,8 @@ async function start(config: Config, logger: Logger): Promise<() => Promise<void
     throw new ConfigError('CARD_SERVICE_URL (remote mode) runs the bot in front of that service: BOT_ENABLED=false leaves nothing to run');
   }
   const token = config.BOT_ENABLED ? requireBotToken(config) : undefined;
+  // Before anything is opened or created (the database file, a new card-data key): a port that cannot be listened on.
+  await refuseUnusablePorts(config);
   // Before the database: a Redis that cannot be reached stops the start with nothing else touched.
   const redis =
     config.REDIS_URL === undefined

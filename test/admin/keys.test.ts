@@ -6,7 +6,7 @@ import { saveLink } from '../../src/bot/store/chat-links.js';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, test, type TestContext } from 'node:test';
@@ -406,5 +406,49 @@ describe('backup --to', () => {
     const done = await admin(p, 'backup', '--to', target);
     assert.equal(done.code, 0, done.err);
     assert.ok(statSync(target).size > 0);
+  });
+
+  test('refuses a missing folder, a folder and an existing file with the fix (--force overwrites), writing nothing', async (ctx) => {
+    const p = await place(ctx, 'sqlite');
+    await threeCards(p);
+    const missing = path.join(p.dir, 'no-such-folder', 'copy.db');
+    const noFolder = await admin(p, 'backup', '--to', missing);
+    assert.equal(noFolder.code, 1);
+    assert.match(String(noFolder.json.error), /the folder .*no-such-folder does not exist: create it first \(mkdir -p /);
+    assert.equal(existsSync(path.dirname(missing)), false);
+
+    const backups = path.join(p.dir, 'backups');
+    mkdirSync(backups);
+    const folder = await admin(p, 'backup', '--to', backups);
+    assert.equal(folder.code, 1);
+    assert.match(String(folder.json.error), /backups is a folder: give --to a file name in it/);
+
+    const target = path.join(backups, 'copy.db');
+    writeFileSync(target, 'an older backup');
+    const exists = await admin(p, 'backup', '--to', target);
+    assert.equal(exists.code, 1);
+    assert.match(String(exists.json.error), /copy\.db already exists: add --force to overwrite it/);
+    assert.equal(readFileSync(target, 'utf8'), 'an older backup', 'left as it was');
+
+    // As the operator reads it: a `Refused:` line naming the fix.
+    const err: string[] = [];
+    const human = await runAdmin(['backup', '--to', target], () => open(p), { out: () => {}, err: (s) => err.push(s) });
+    assert.equal(human, 1);
+    assert.match(err.join('\n'), /^Refused: .*copy\.db already exists: add --force to overwrite it/);
+
+    const forced = await admin(p, 'backup', '--to', target, '--force');
+    assert.equal(forced.code, 0, forced.err);
+    assert.equal(statSync(target).mode & 0o777, 0o600);
+    const copy = await startCore({ databaseUrl: target, cardDataKey: { file: p.keyFile } });
+    try {
+      assert.equal((await copy.admin.listCards()).length, 3);
+    } finally {
+      await copy.close();
+    }
+    assert.deepEqual(
+      readdirSync(backups).filter((name) => name.endsWith('.tmp')),
+      [],
+      'no temporary file left',
+    );
   });
 });

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { COMMANDS } from '../../src/admin/commands.js';
-import { runAdmin } from '../../src/admin/run.js';
+import { GROUPS, runAdmin } from '../../src/admin/run.js';
 import { adminCommands } from '../helpers/admin.js';
 import { createTestCore, newCard, newCustomer, type TestCore } from '../helpers/core.js';
 
@@ -102,9 +102,18 @@ describe('admin command line', () => {
       const help = await admin(...argv);
       assert.equal(help.code, 0, argv.join(' '));
       assert.match(help.out, /^Usage: cards-admin \[options\] \[command\]/);
-      assert.match(help.out, /users +users commands/);
+      // One line per group saying what it is for.
+      assert.match(help.out, /\n {2}users +Cardholders: create one/);
+      assert.match(help.out, /\n {2}keys +The card-data key: /);
+      assert.doesNotMatch(help.out, /\w+ commands\n/, 'no group described only by its name');
       assert.equal(help.err, '');
     }
+    const groups = new Set(
+      Object.keys(COMMANDS)
+        .filter((name) => name.includes(' '))
+        .map((name) => name.split(' ')[0]!),
+    );
+    assert.deepEqual(new Set(Object.keys(GROUPS)), groups, 'every group has its line, and only groups');
     const version = await admin('--version');
     assert.deepEqual([version.code, version.out], [0, '0.1.0']);
     const own = await admin('users', 'create', '--help');
@@ -114,6 +123,43 @@ describe('admin command line', () => {
     assert.doesNotMatch(own.out, /simulate/, 'only this command, not all of them');
     const group = await admin('simulate', '--help');
     assert.match(group.out, /otp-email \[options\] +Sandbox: an OTP e-mail lands in the mailbox/);
+  });
+
+  test('--version --json and --help --json print one JSON object each, with exit code 0', async () => {
+    const version = await admin('--version', '--json');
+    assert.equal(version.code, 0);
+    assert.deepEqual(version.json(), { ok: true, version: '0.1.0' });
+    for (const argv of [
+      ['--help', '--json'],
+      ['-h', '--json'],
+      ['help', '--json'],
+    ]) {
+      const help = await admin(...argv);
+      assert.equal(help.code, 0, argv.join(' '));
+      const json = help.json();
+      assert.equal(json.ok, true);
+      assert.match(json.help, /^Usage: cards-admin \[options\] \[command\]/);
+      assert.equal(json.groups.users, GROUPS.users);
+      assert.equal(json.commands.length, Object.keys(COMMANDS).length);
+      assert.deepEqual(
+        json.commands.find((c: { command: string }) => c.command === 'backup'),
+        {
+          command: 'backup',
+          usage: 'cards-admin backup --to FILE [--force]',
+          description: COMMANDS.backup!.description,
+        },
+      );
+    }
+    const group = (await admin('keys', '--help', '--json')).json();
+    assert.deepEqual(
+      group.commands.map((c: { command: string }) => c.command),
+      ['keys status', 'keys rotate'],
+    );
+    assert.match(group.help, /^Usage: cards-admin keys/);
+    const alone = await admin('keys', '--json');
+    assert.equal(alone.code, 2);
+    assert.equal(alone.json().ok, false);
+    assert.equal(alone.json().commands.length, 2);
   });
 
   test("every command's help describes every one of its options", async () => {
