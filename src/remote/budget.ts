@@ -10,16 +10,42 @@ import type { Counts } from '../infra/window-counts.js';
  * matters waits one spacing at most behind the others, not the rest of a second.
  *
  * Requests wait in lanes: a user's own request first, then a watched card's poll ("waiting for a code"),
- * then the background polls. A lane is chosen for everything called inside `run` (the choice follows the
- * call through its awaits); a request outside any `run` is a user's own.
+ * then the checks of a token sent to link a chat, then the background polls. A lane is chosen for
+ * everything called inside `run` (the choice follows the call through its awaits), or by the caller for one
+ * request (`schedule`'s `lane`); a request outside any `run` is a user's own.
+ *
+ * Link checks are what anyone who writes to the bot can cause, so their lane is small: at most
+ * `linkShare` of the turns (one a second at least), a few in flight at once, and a short queue; a check
+ * that finds the queue full is refused at once (`ServiceBusyError`), never queued behind the others.
+ * Every request may carry a signal (the client's request timeout): a request still waiting when it fires
+ * leaves the queue, and nothing is sent.
  */
-export type Lane = 'user' | 'watched' | 'background';
+export type Lane = 'user' | 'watched' | 'link' | 'background';
 
-const PRIORITY: Record<Lane, number> = { user: 2, watched: 1, background: 0 };
+const PRIORITY: Record<Lane, number> = { user: 3, watched: 2, link: 1, background: 0 };
+
+/** A link check refused because too many are waiting already: nothing was sent; try again shortly. */
+export class ServiceBusyError extends Error {
+  override readonly name = 'ServiceBusyError';
+  constructor(
+    message = 'the card service is busy: too many link checks are waiting',
+    /** 429 when the service itself said so. */
+    readonly status?: number,
+  ) {
+    super(message);
+  }
+}
+
+export interface ScheduleOptions {
+  /** The lane of this one request; else the lane `run` chose, else `user`. */
+  lane?: Lane;
+  /** Aborts the wait for a turn (the request is then never sent) and the call itself. */
+  signal?: AbortSignal;
+}
 
 export interface RequestBudget {
   /** For the client's `schedule` option. */
-  schedule<T>(call: () => Promise<T>): Promise<T>;
+  schedule<T>(call: () => Promise<T>, options?: ScheduleOptions): Promise<T>;
   /** Runs `work` with its requests in `lane`. */
   run<T>(lane: Lane, work: () => Promise<T>): Promise<T>;
   /** Requests waiting for a turn. */
@@ -37,25 +63,55 @@ export interface RequestBudgetOptions {
    * stay within `maxPerSecond`. While Redis is away the counts are this process's own (`WindowCounts`).
    */
   shared?: Counts;
+  /** The share of the turns link checks may take at most (one a second at least). 0.1 by default. */
+  linkShare?: number;
+  /** Link checks in flight at once (waiting for a turn in the budget or for the service's answer). 2 by default. */
+  linkConcurrency?: number;
+  /** Link checks that may wait behind those; one more is refused at once. 4 by default. */
+  linkQueue?: number;
 }
 
-export function createRequestBudget({ maxPerSecond, shared }: RequestBudgetOptions): RequestBudget {
+export function createRequestBudget({
+  maxPerSecond,
+  shared,
+  linkShare = 0.1,
+  linkConcurrency = 2,
+  linkQueue = 4,
+}: RequestBudgetOptions): RequestBudget {
   if (!(maxPerSecond > 0) || !Number.isFinite(maxPerSecond)) throw new RangeError('maxPerSecond must be a positive number');
   const queue = new PQueue({ intervalCap: 1, interval: 1000 / maxPerSecond });
+  const links = new PQueue({
+    concurrency: linkConcurrency,
+    intervalCap: 1,
+    interval: 1000 / Math.min(maxPerSecond, Math.max(1, maxPerSecond * linkShare)),
+  });
   const lanes = new AsyncLocalStorage<Lane>();
-  const sharedTurn = async (): Promise<void> => {
+  const sharedTurn = async (signal?: AbortSignal): Promise<void> => {
     for (;;) {
       const [window] = await shared!.count([{ key: SHARED_BUDGET_KEY, windowMs: 1000 }]);
       if (window!.count <= maxPerSecond) return;
-      await sleep(Math.max(window!.ttlMs, 1));
+      await sleep(Math.max(window!.ttlMs, 1), undefined, signal ? { signal } : {});
     }
   };
-  const turn = shared ? <T>(call: () => Promise<T>) => sharedTurn().then(call) : <T>(call: () => Promise<T>) => call();
+  // Nothing is sent once the caller has given up, whatever the wait it gave up in.
+  const turn = async <T>(call: () => Promise<T>, signal?: AbortSignal): Promise<T> => {
+    if (shared) await sharedTurn(signal);
+    signal?.throwIfAborted();
+    return call();
+  };
+  const inQueue = <T>(call: () => Promise<T>, lane: Lane, signal?: AbortSignal): Promise<T> =>
+    queue.add(() => turn(call, signal), { priority: PRIORITY[lane], ...(signal ? { signal } : {}) });
   return {
-    schedule: <T>(call: () => Promise<T>) => queue.add(() => turn(call), { priority: PRIORITY[lanes.getStore() ?? 'user'] }),
+    schedule<T>(call: () => Promise<T>, options: ScheduleOptions = {}): Promise<T> {
+      const lane = options.lane ?? lanes.getStore() ?? 'user';
+      const { signal } = options;
+      if (lane !== 'link') return inQueue(call, lane, signal);
+      if (links.size >= linkQueue) return Promise.reject(new ServiceBusyError());
+      return links.add(() => inQueue(call, lane, signal), signal ? { signal } : {});
+    },
     run: (lane, work) => lanes.run(lane, work),
     get waiting() {
-      return queue.size;
+      return queue.size + links.size;
     },
   };
 }

@@ -5,8 +5,11 @@ import type { z } from 'zod';
 import type { QuotedRefusal } from '../core/operations/views.js';
 import { CardServiceError } from '../core/rules/errors.js';
 import { toAmount, type Cents } from '../core/ledger/money.js';
+import { type Lane, type ScheduleOptions, ServiceBusyError } from './budget.js';
 import { refusalOf, RemoteRefusal, type RefusalContext } from './refusals.js';
 import * as shapes from './shapes.js';
+
+export { ServiceBusyError } from './budget.js';
 
 /**
  * An HTTP client of a card service that speaks the interface (`/api/v1`, spec section 4), one token per
@@ -16,6 +19,12 @@ import * as shapes from './shapes.js';
  * GETs are retried with back-off (429 with `Retry-After`, 5xx, a dropped connection); a POST or PATCH is
  * sent once: after a timeout or a lost answer its outcome is not known (`OutcomeUnknownError`), and the
  * caller reads the state again rather than repeating a money movement.
+ *
+ * The service is not trusted to be kind: an answer is read up to `maxAnswerBytes` and no further, its lists
+ * up to their maximum (shapes.ts), no redirect is followed (a 3xx is a failure: a request and its body are
+ * never sent to another host), and a card id is a UUID both ways, in what the service answers and in
+ * what the client is asked to use (anything else is refused before a request is made). The request timeout
+ * covers the wait for a turn in the request budget as well as the exchange.
  */
 
 /** The service did not answer usefully (down, too slow, 5xx, or an answer we cannot read). Nothing is known to have happened. */
@@ -52,17 +61,29 @@ export interface RemoteClientOptions {
   timeoutMs: number;
   /** Node's fetch by default. */
   fetch?: typeof fetch;
-  /** Waits for a turn before each request (the service-wide request budget); at once by default. */
-  schedule?: <T>(call: () => Promise<T>) => Promise<T>;
+  /**
+   * Waits for a turn before each request (the service-wide request budget); at once by default. Given the
+   * request's timeout signal (a request still waiting when it fires is never sent) and, for a link check,
+   * its lane.
+   */
+  schedule?: <T>(call: () => Promise<T>, options?: ScheduleOptions) => Promise<T>;
   /** Retries of a GET after the first try. 2 by default. */
   getRetries?: number;
   /** The first back-off between GET tries, ms (doubling). 200 by default. */
   retryDelayMs?: number;
   /** Told of each exchange: the service answered (a refusal too), or it did not (down, slow, 5xx, unreadable). */
   observe?: { answered(): void; unavailable(error: Error): void };
+  /** The largest answer read, in bytes; a longer one is abandoned as unreadable. 1 MiB by default. */
+  maxAnswerBytes?: number;
 }
 
+/** The largest answer read by default: far above any page of the interface. */
+export const MAX_ANSWER_BYTES = 1024 * 1024;
+
 type Method = 'GET' | 'POST' | 'PATCH';
+
+/** Nothing was sent: the request had no turn in the request budget before its timeout. Not retried: its time is spent. */
+const neverSent = new WeakSet<Error>();
 
 interface Call<T> {
   method: Method;
@@ -72,6 +93,8 @@ interface Call<T> {
   context?: RefusalContext;
   /** A POST that changes nothing (the top-up quote): retried like a GET, and a lost answer means only "unavailable". */
   read?: boolean;
+  /** The budget's lane for this request, when not the one the caller runs in (a link check's). */
+  lane?: Lane;
 }
 
 /** A capability beyond the interface: unknown until tried, then remembered for the client's life. */
@@ -97,6 +120,7 @@ export function createRemoteCardClient(options: RemoteClientOptions) {
   const base = options.baseUrl.replace(/\/+$/, '');
   const fetchFn = options.fetch ?? fetch;
   const schedule = options.schedule ?? (<T>(call: () => Promise<T>) => call());
+  const maxAnswerBytes = options.maxAnswerBytes ?? MAX_ANSWER_BYTES;
   const capabilities: Record<CapabilityName, Capability> = { listCards: 'unknown', topupQuote: 'unknown', otpRequest: 'unknown' };
 
   /** One exchange, told to `observe`: whether the service answered. */
@@ -106,6 +130,9 @@ export function createRemoteCardClient(options: RemoteClientOptions) {
       options.observe?.answered();
       return result;
     } catch (error) {
+      // A request the budget never let out tells nothing of the service.
+      if (error instanceof ServiceBusyError && error.status === undefined) throw error;
+      if (error instanceof Error && neverSent.has(error)) throw error;
       if (error instanceof ServiceUnavailableError || error instanceof OutcomeUnknownError) options.observe?.unavailable(error);
       else options.observe?.answered();
       throw error;
@@ -117,29 +144,49 @@ export function createRemoteCardClient(options: RemoteClientOptions) {
     const headers: Record<string, string> = { authorization: `Bearer ${token}`, accept: 'application/json' };
     if (call.body !== undefined) headers['content-type'] = 'application/json';
     if (idempotencyKey !== undefined) headers['idempotency-key'] = idempotencyKey;
+    // One deadline for the wait in the budget, the request and the reading of its answer.
+    const signal = AbortSignal.timeout(options.timeoutMs);
+    let sent = false;
     let response: Response;
     try {
-      response = await schedule(() =>
-        fetchFn(`${base}${call.path}`, {
-          method: call.method,
-          headers,
-          signal: AbortSignal.timeout(options.timeoutMs),
-          ...(call.body === undefined ? {} : { body: JSON.stringify(call.body) }),
-        }),
+      response = await schedule(
+        () => {
+          sent = true;
+          return fetchFn(`${base}${call.path}`, {
+            method: call.method,
+            headers,
+            signal,
+            // A redirect is not followed: the request (and its body, its token) goes to the service and nowhere else.
+            redirect: 'manual',
+            ...(call.body === undefined ? {} : { body: JSON.stringify(call.body) }),
+          });
+        },
+        { signal, ...(call.lane ? { lane: call.lane } : {}) } satisfies ScheduleOptions,
       );
     } catch (error) {
+      if (error instanceof ServiceBusyError) throw error;
+      if (!sent) {
+        const unsent = new ServiceUnavailableError('the card service was not asked: no turn in the request budget in time');
+        neverSent.add(unsent);
+        throw unsent;
+      }
       throw lostExchange(call, error);
+    }
+    if (response.status >= 300 && response.status < 400) {
+      await response.body?.cancel().catch(() => undefined);
+      throw new ServiceUnavailableError(`the card service answered HTTP ${response.status} (a redirect, not followed)`, response.status);
     }
     let body: unknown;
     try {
-      body = await response.json();
+      body = JSON.parse(await answerText(response, maxAnswerBytes));
     } catch (error) {
       if ((error as Error)?.name === 'TimeoutError' || (error as Error)?.name === 'AbortError') throw lostExchange(call, error);
-      throw new ServiceUnavailableError(`the card service answered HTTP ${response.status} without JSON`, response.status);
+      const what = error instanceof AnswerTooLarge ? `an answer over ${maxAnswerBytes} bytes` : 'without JSON';
+      throw unreadable(call, response.status, `the card service answered HTTP ${response.status} ${what}`);
     }
     const envelope = shapes.envelope.safeParse(body);
     if (!envelope.success)
-      throw new ServiceUnavailableError(`the card service answered HTTP ${response.status} outside the envelope`, response.status);
+      throw unreadable(call, response.status, `the card service answered HTTP ${response.status} outside the envelope`);
     const { success, data } = envelope.data;
     if (!success || !response.ok) {
       const retryAfter = Number(response.headers.get('retry-after') ?? Number.NaN);
@@ -149,6 +196,9 @@ export function createRemoteCardClient(options: RemoteClientOptions) {
         ...call.context,
         ...(retryAfterSeconds === undefined ? {} : { retryAfterSeconds }),
       });
+      // A link check the service is too busy for is not tried again: the user is told to, shortly.
+      if (refusal instanceof RemoteRefusal && response.status === 429 && call.lane === 'link')
+        throw new ServiceBusyError('the card service is busy (HTTP 429)', 429);
       if (refusal instanceof RemoteRefusal && (response.status >= 500 || response.status === 429)) {
         throw new ServiceUnavailableError(
           `the card service answered HTTP ${response.status}`,
@@ -161,8 +211,18 @@ export function createRemoteCardClient(options: RemoteClientOptions) {
     }
     const parsed = call.shape.safeParse(data);
     if (!parsed.success)
-      throw new ServiceUnavailableError(`the card service's answer to ${call.method} ${routeOf(call.path)} has an unknown shape`);
+      throw unreadable(call, response.status, `the card service's answer to ${call.method} ${routeOf(call.path)} has an unknown shape`);
     return { data: parsed.data, status: response.status };
+  }
+
+  /**
+   * An answer that cannot be read. For a read, or a failure status, nothing is known to have happened; a POST
+   * or PATCH the service said it carried out (2xx) may have been, whatever its answer holds.
+   */
+  function unreadable(call: Pick<Call<unknown>, 'method' | 'read'>, status: number, message: string): Error {
+    if (call.method !== 'GET' && call.read !== true && status >= 200 && status < 300)
+      return new OutcomeUnknownError(`${message}; the outcome is not known`);
+    return new ServiceUnavailableError(message, status);
   }
 
   /** A request that failed in transport: a read is safe to call unavailable; a POST or PATCH may have been carried out. */
@@ -190,7 +250,9 @@ export function createRemoteCardClient(options: RemoteClientOptions) {
       randomize: true,
       // Only what a later try may change: a refusal, or an answer we cannot read, stays as it is.
       shouldRetry: ({ error }) =>
-        error instanceof ServiceUnavailableError && (error.status === undefined || error.status >= 500 || error.status === 429),
+        error instanceof ServiceUnavailableError &&
+        !neverSent.has(error) &&
+        (error.status === undefined || error.status >= 500 || error.status === 429),
       // A service that says when to come back is believed, up to the request timeout; after the last try
       // the error goes to the caller at once (p-retry calls this before it knows whether it tries again).
       onFailedAttempt: async ({ error, retriesLeft }) => {
@@ -219,18 +281,28 @@ export function createRemoteCardClient(options: RemoteClientOptions) {
     }
   }
 
-  const card = (id: string) => `/api/v1/cards/${encodeURIComponent(id)}`;
+  /**
+   * A card's path; an id that is not a UUID is refused as no card of the caller's, before any request: it
+   * could climb out of the path (`..`), and the bot could not carry it in a button or a push anyway.
+   */
+  const card = (id: string) => {
+    if (!shapes.isCardId(id)) throw new CardServiceError('CARD_NOT_FOUND');
+    return `/api/v1/cards/${id}`;
+  };
 
   /** What one user (one token) may do at the service. */
   function as(token: string) {
     return {
-      /** Spec 4.1: also the token test (a refused token throws `INVALID_TOKEN`). */
-      health: () => get(token, { path: '/api/v1/health', shape: shapes.health }),
+      /**
+       * Spec 4.1: also the token test (a refused token throws `INVALID_TOKEN`), the one request a stranger
+       * can cause: in the budget's link lane, and a 429 is not tried again (`ServiceBusyError`).
+       */
+      health: () => get(token, { path: '/api/v1/health', shape: shapes.health, lane: 'link' }),
       listBins: () => get(token, { path: '/api/v1/bins', shape: shapes.binList }),
       listPlans: () => get(token, { path: '/api/v1/card-plans', shape: shapes.planList }),
       /** The extension `GET /api/v1/cards`; undefined when the service has no listing. */
       listCards: () => extension('listCards', () => get(token, { path: '/api/v1/cards', shape: shapes.cardList })),
-      getCard: (id: string) => get(token, { path: card(id), shape: shapes.card }),
+      getCard: async (id: string) => get(token, { path: card(id), shape: shapes.card }),
       createCard: (input: { binId: string; name: string; planId: number; couponId?: string }) =>
         send(token, {
           method: 'POST',
@@ -244,14 +316,15 @@ export function createRemoteCardClient(options: RemoteClientOptions) {
        * names is read back into our codes as a refusal of the top-up would be.
        */
       quoteTopup: async (id: string, amount: Cents): Promise<TopupQuote | undefined> => {
+        const path = `${card(id)}/topup/quote`;
         const quote = await extension('topupQuote', () =>
-          read(token, { method: 'POST', path: `${card(id)}/topup/quote`, body: { amount: toAmount(amount) }, shape: shapes.topupQuote }),
+          read(token, { method: 'POST', path, body: { amount: toAmount(amount) }, shape: shapes.topupQuote }),
         );
         if (quote === undefined) return undefined;
         const { refusalText, ...figures } = quote;
         return refusalText === undefined ? figures : { ...figures, refusal: quotedRefusalOf(refusalText, amount) };
       },
-      topup: (id: string, amount: Cents) =>
+      topup: async (id: string, amount: Cents) =>
         send(token, {
           method: 'POST',
           path: `${card(id)}/topup`,
@@ -259,7 +332,7 @@ export function createRemoteCardClient(options: RemoteClientOptions) {
           shape: shapes.topup,
           context: { amount },
         }),
-      withdraw: (id: string, amount: Cents) =>
+      withdraw: async (id: string, amount: Cents) =>
         send(token, {
           method: 'POST',
           path: `${card(id)}/withdraw`,
@@ -267,12 +340,13 @@ export function createRemoteCardClient(options: RemoteClientOptions) {
           shape: shapes.withdrawal,
           context: { amount },
         }),
-      freeze: (id: string) => send(token, { method: 'PATCH', path: `${card(id)}/freeze`, shape: shapes.statusChange }),
-      unfreeze: (id: string) => send(token, { method: 'PATCH', path: `${card(id)}/unfreeze`, shape: shapes.statusChange }),
-      close: (id: string) => send(token, { method: 'PATCH', path: `${card(id)}/close`, shape: shapes.closed }),
+      freeze: async (id: string) => send(token, { method: 'PATCH', path: `${card(id)}/freeze`, shape: shapes.statusChange }),
+      unfreeze: async (id: string) => send(token, { method: 'PATCH', path: `${card(id)}/unfreeze`, shape: shapes.statusChange }),
+      close: async (id: string) => send(token, { method: 'PATCH', path: `${card(id)}/close`, shape: shapes.closed }),
       /** Spec 4.10: card data. Never logged, never stored. */
-      details: (id: string) => get(token, { path: `${card(id)}/details`, shape: shapes.sensitiveDetails }),
-      listTransactions: (query: { page?: number; limit?: number; cardId?: string } = {}) => {
+      details: async (id: string) => get(token, { path: `${card(id)}/details`, shape: shapes.sensitiveDetails }),
+      listTransactions: async (query: { page?: number; limit?: number; cardId?: string } = {}) => {
+        if (query.cardId !== undefined && !shapes.isCardId(query.cardId)) throw new CardServiceError('CARD_NOT_FOUND');
         const params = new URLSearchParams();
         if (query.page !== undefined) params.set('page', String(query.page));
         if (query.limit !== undefined) params.set('limit', String(query.limit));
@@ -280,10 +354,12 @@ export function createRemoteCardClient(options: RemoteClientOptions) {
         const search = params.size > 0 ? `?${params}` : '';
         return get(token, { path: `/api/v1/cards/transactions${search}`, shape: shapes.transactionPage });
       },
-      listOtps: (id: string) => get(token, { path: `${card(id)}/otps`, shape: shapes.otpList }),
+      listOtps: async (id: string) => get(token, { path: `${card(id)}/otps`, shape: shapes.otpList }),
       /** Spec 4.14, detected like an extension: undefined when the service has no such route. */
-      requestOtp: (id: string) =>
-        extension('otpRequest', () => send(token, { method: 'POST', path: `${card(id)}/otps/request`, shape: shapes.requestedOtp })),
+      requestOtp: async (id: string) => {
+        const path = `${card(id)}/otps/request`;
+        return extension('otpRequest', () => send(token, { method: 'POST', path, shape: shapes.requestedOtp }));
+      },
       walletBalance: () => get(token, { path: '/api/v1/wallet/balance', shape: shapes.wallet }),
     };
   }
@@ -307,3 +383,35 @@ function routeOf(path: string): string {
 
 export type RemoteCardClient = ReturnType<typeof createRemoteCardClient>;
 export type RemoteSession = ReturnType<RemoteCardClient['as']>;
+
+/** The answer was longer than the client reads. */
+class AnswerTooLarge extends Error {
+  override readonly name = 'AnswerTooLarge';
+}
+
+/**
+ * The answer's text, read as it streams in and abandoned (its connection closed) once it passes `maxBytes`:
+ * a service cannot make the bot hold more than that of one answer, whatever its `Content-Length` says.
+ */
+async function answerText(response: Response, maxBytes: number): Promise<string> {
+  const declared = Number(response.headers.get('content-length') ?? Number.NaN);
+  if (Number.isFinite(declared) && declared > maxBytes) {
+    await response.body?.cancel().catch(() => undefined);
+    throw new AnswerTooLarge();
+  }
+  if (!response.body) return '';
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let length = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    length += value.byteLength;
+    if (length > maxBytes) {
+      await reader.cancel().catch(() => undefined);
+      throw new AnswerTooLarge();
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks, length).toString('utf8');
+}

@@ -21,6 +21,34 @@ const text = z.string();
 const optionalText = z.string().nullish();
 const flag = z.union([z.boolean(), z.literal(0), z.literal(1)]).transform(Boolean);
 
+/**
+ * A card id as the interface gives it: a UUID (spec section 2). Nothing else is taken from a service or sent
+ * to one: an id is put in request paths (`..` would climb out of the card's path), in button data (where `:`
+ * separates fields) and in the watcher's keys, so one of another shape is refused wherever it comes from.
+ */
+const CARD_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Whether `id` is shaped like a card id of the interface (a UUID). */
+export const isCardId = (id: string): boolean => CARD_ID.test(id);
+
+const cardId = z.coerce.string().regex(CARD_ID);
+/** The id of a transaction or an OTP: the watcher remembers it as seen, so it is kept short. */
+const itemId = z.coerce.string().min(1).max(128);
+
+/**
+ * The most items an answer's list is read for: the interface's page maximum (4.12), and as much for the
+ * lists it gives no maximum (OTPs, BINs, plans); a user's own cards, a few hundred. The rest are left out.
+ */
+export const MAX_ITEMS = { page: 100, otps: 100, catalogue: 100, cards: 500 } as const;
+
+/** The items of `items` that read as `schema`, the first `max` of them; the others are skipped. */
+function readable<T>(items: unknown[], schema: z.ZodType<T>, max: number): T[] {
+  return items.slice(0, max).flatMap((item) => {
+    const parsed = schema.safeParse(item);
+    return parsed.success ? [parsed.data] : [];
+  });
+}
+
 /** The four states the bot knows; an earlier `Processing` (or any state it does not know) reads as not ready yet. */
 export type RemoteCardStatus = 'processing' | 'active' | 'frozen' | 'closed';
 
@@ -91,7 +119,7 @@ const earlierBin = z
 
 /** Spec 2.4: either shape; an earlier BIN whose status is not `Active` is not offered, and an item in neither is skipped. */
 export const binList = z.array(z.unknown()).transform((items) =>
-  items.flatMap((item) => {
+  items.slice(0, MAX_ITEMS.catalogue).flatMap((item) => {
     const current = currentBin.safeParse(item);
     if (current.success) return [current.data];
     const earlier = earlierBin.safeParse(item);
@@ -109,13 +137,17 @@ export interface RemotePlan {
   creationFee: Cents;
 }
 
-export const planList = z.array(
-  z
-    .object({ id: z.coerce.number().int(), name: text, description: text.nullish(), limit: money, creation_fee: money })
-    .transform(
-      (p): RemotePlan => ({ id: p.id, name: p.name, description: p.description ?? '', limit: p.limit, creationFee: p.creation_fee }),
-    ),
-);
+const plan = z
+  .object({ id: z.coerce.number().int(), name: text, description: text.nullish(), limit: money, creation_fee: money })
+  .transform(
+    (p): RemotePlan => ({ id: p.id, name: p.name, description: p.description ?? '', limit: p.limit, creationFee: p.creation_fee }),
+  );
+
+/** Spec 4.3: the first `MAX_ITEMS.catalogue` plans, each of which must read. */
+export const planList = z
+  .array(z.unknown())
+  .transform((items) => items.slice(0, MAX_ITEMS.catalogue))
+  .pipe(z.array(plan));
 
 export interface RemoteCard {
   id: string;
@@ -135,7 +167,7 @@ export interface RemoteCard {
 /** Spec 2.3, the card-detail record in either shape (capitalised `Active`, `Processing`); card data dropped. */
 export const card = z
   .object({
-    id: z.coerce.string(),
+    id: cardId,
     name: text,
     masked_PAN: text.optional(),
     masked_pan: text.optional(),
@@ -172,10 +204,7 @@ export const cardList = z
   .union([z.array(z.unknown()), z.object({ cards: z.array(z.unknown()) }), z.object({ data: z.array(z.unknown()) })])
   .transform((list) => {
     const items = Array.isArray(list) ? list : 'cards' in list ? list.cards : list.data;
-    return items.flatMap((item) => {
-      const parsed = card.safeParse(item);
-      return parsed.success ? [parsed.data] : [];
-    });
+    return readable(items, card, MAX_ITEMS.cards);
   });
 
 export interface CreatedCard {
@@ -190,7 +219,7 @@ export interface CreatedCard {
 /** Spec 2.3, the creation result: current (`active`, address object) or earlier (full record, `Processing`, address string). */
 export const createdCard = z
   .object({
-    id: z.coerce.string(),
+    id: cardId,
     status: text,
     category: text.optional(),
     balance: money.optional(),
@@ -233,7 +262,7 @@ export interface RemoteTopup {
 /** Spec 4.6, current (`platform_fee_amount`, `new_card_balance`) or earlier (`platform_fee`, `new_balance`). */
 export const topup = z
   .object({
-    card_id: z.coerce.string(),
+    card_id: cardId,
     transaction_id: z.coerce.string(),
     total_charged: money,
     platform_fee_amount: money.optional(),
@@ -265,7 +294,7 @@ export interface RemoteWithdrawal {
 /** Spec 4.7, current (`new_card_balance`) or earlier (`new_balance`). */
 export const withdrawal = z
   .object({
-    card_id: z.coerce.string(),
+    card_id: cardId,
     transaction_id: z.coerce.string(),
     amount_withdrawn: money,
     new_card_balance: money.optional(),
@@ -285,18 +314,18 @@ export const withdrawal = z
 
 /** Spec 4.8 and 4.9. */
 export const statusChange = z
-  .object({ card_id: z.coerce.string(), status: text })
+  .object({ card_id: cardId, status: text })
   .transform((s) => ({ cardId: s.card_id, status: cardStatusOf(s.status) }));
 
 /** Spec 4.10: the only way card data leaves the client. */
 export const sensitiveDetails = z
-  .object({ id: z.coerce.string(), PAN: text, CVV: text, EXP: text, masked_PAN: text.optional(), name: text.optional() })
+  .object({ id: cardId, PAN: text, CVV: text, EXP: text, masked_PAN: text.optional(), name: text.optional() })
   .transform((d) => ({ id: d.id, pan: d.PAN, cvv: d.CVV, exp: d.EXP, maskedPan: d.masked_PAN ?? '', name: d.name ?? '' }));
 
 /** Spec 4.11. */
 export const closed = z
   .object({
-    card_id: z.coerce.string(),
+    card_id: cardId,
     balance_withdrawn: money,
     transaction_id: z.coerce.string().nullish(),
     new_wallet_balance: money.optional(),
@@ -325,8 +354,8 @@ export interface RemoteTransaction {
 
 const transaction = z
   .object({
-    id: z.coerce.string(),
-    card_id: z.coerce.string(),
+    id: itemId,
+    card_id: cardId,
     card_name: optionalText,
     status: optionalText,
     side: optionalText,
@@ -356,9 +385,12 @@ const transaction = z
     }),
   );
 
-/** Spec 4.12: a page of transactions and its pagination. */
+/**
+ * Spec 4.12: a page of transactions and its pagination. At most a page's maximum of items is read; one that
+ * does not read (a card id that is no UUID, say) is left out rather than costing the whole page.
+ */
 export const transactionPage = z.object({
-  data: z.array(transaction),
+  data: z.array(z.unknown()).transform((items) => readable(items, transaction, MAX_ITEMS.page)),
   pagination: z.object({
     page: z.number().int(),
     limit: z.number().int(),
@@ -380,31 +412,47 @@ export interface RemoteOtp {
   createdAt: string;
 }
 
-/** Spec 4.13. */
+const otp = z
+  .object({
+    id: itemId,
+    code: z.coerce.string().max(64),
+    amount: money.optional(),
+    currency: optionalText,
+    masked_pan: optionalText,
+    card_name: optionalText,
+    created_at: optionalText,
+  })
+  .transform(
+    (o): RemoteOtp => ({
+      id: o.id,
+      code: o.code,
+      amount: o.amount ?? 0,
+      currency: o.currency ?? 'USD',
+      maskedPan: o.masked_pan ?? '',
+      cardName: o.card_name ?? '',
+      createdAt: o.created_at ?? '',
+    }),
+  );
+
+/** The newest `max` of `otps` (by their time), in the order the service gave them. */
+function newest(otps: RemoteOtp[], max: number): RemoteOtp[] {
+  if (otps.length <= max) return otps;
+  const kept = new Set(
+    otps
+      .map((o, index) => ({ o, index }))
+      .sort((a, b) => b.o.createdAt.localeCompare(a.o.createdAt) || b.index - a.index)
+      .slice(0, max)
+      .map(({ o }) => o),
+  );
+  return otps.filter((o) => kept.has(o));
+}
+
+/**
+ * Spec 4.13. The newest `MAX_ITEMS.otps` codes are read (a code that does not read, or too long for one, is
+ * left out): a card flooded with codes costs a bounded poll, and its latest code still arrives.
+ */
 export const otpList = z.object({
-  otps: z.array(
-    z
-      .object({
-        id: z.coerce.string(),
-        code: z.coerce.string(),
-        amount: money.optional(),
-        currency: optionalText,
-        masked_pan: optionalText,
-        card_name: optionalText,
-        created_at: optionalText,
-      })
-      .transform(
-        (o): RemoteOtp => ({
-          id: o.id,
-          code: o.code,
-          amount: o.amount ?? 0,
-          currency: o.currency ?? 'USD',
-          maskedPan: o.masked_pan ?? '',
-          cardName: o.card_name ?? '',
-          createdAt: o.created_at ?? '',
-        }),
-      ),
-  ),
+  otps: z.array(z.unknown()).transform((items) => newest(readable(items, otp, items.length), MAX_ITEMS.otps)),
   cardInfo: z.object({ id: z.union([z.number(), z.string()]), nickname: optionalText }).optional(),
 });
 

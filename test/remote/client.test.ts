@@ -251,7 +251,7 @@ describe('remote card-service client against a service written from the spec', (
     const url = closed.url;
     await closed.close();
     const me = createRemoteCardClient({ baseUrl: url, timeoutMs: 500, getRetries: 0 }).as('t');
-    await assert.rejects(me.topup('c', 1_000), ServiceUnavailableError);
+    await assert.rejects(me.topup('00000000-0000-4000-8000-000000000000', 1_000), ServiceUnavailableError);
     await assert.rejects(me.walletBalance(), ServiceUnavailableError);
   });
 });
