@@ -37,12 +37,14 @@ export function serviceHealth(options: { baseUrl: string; logger: Logger; timeou
     async ready() {
       if (down === undefined) return true;
       try {
-        // Without a token: any answer below 500 (a 401 included) is a service that answers.
+        // Without a token: any answer below 500 (a 401 included) is a service that answers; a redirect is
+        // not followed (as the client follows none) and is no answer.
         const response = await fetchFn(`${options.baseUrl.replace(/\/+$/, '')}/api/v1/health`, {
           signal: AbortSignal.timeout(options.timeoutMs),
+          redirect: 'manual',
         });
         await response.body?.cancel();
-        if (response.status < 500) health.answered();
+        if (response.status < 300 || (response.status >= 400 && response.status < 500)) health.answered();
       } catch {
         // still down
       }

@@ -4,7 +4,9 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { CardServiceError } from '../../src/core/rules/errors.js';
+import { createLogger } from '../../src/infra/logger.js';
 import { createRemoteCardClient, OutcomeUnknownError, ServiceUnavailableError } from '../../src/remote/client.js';
+import { serviceHealth } from '../../src/remote/service-health.js';
 
 // Issue 31, item 3: a hostile or broken card service cannot hurt the bot. Its answers are read up to a size
 // and their lists up to a count, no redirect is followed, and a card id is a UUID both ways.
@@ -164,6 +166,21 @@ describe('a hostile or broken card service cannot hurt the bot', () => {
     }
     assert.deepEqual(elsewhere.seen, [], 'nothing reached the other host');
     assert.ok(service.seen.some((r) => r.method === 'POST' && r.body.includes('25')));
+  });
+
+  test("readiness's probe of a service that is down follows no redirect either", async () => {
+    const health = serviceHealth({ baseUrl: service.url, logger: createLogger('silent'), timeoutMs: 2_000 });
+    health.unavailable(new Error('down'));
+    elsewhere.answer = (_r, response) => json(response, 200, { success: true, data: { status: 'healthy' } });
+    service.answer = (_r, response) => {
+      response.writeHead(307, { location: `${elsewhere.url}/api/v1/health` });
+      response.end();
+    };
+    const before = elsewhere.seen.length;
+    assert.equal(await health.ready(), false);
+    assert.equal(elsewhere.seen.length, before);
+    service.answer = (_r, response) => json(response, 401, { success: false, message: 'Unauthorized' });
+    assert.equal(await health.ready(), true);
   });
 
   test('card ids the service gives are UUIDs, or they are not taken', async () => {
