@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { CardServiceError } from '../../src/core/rules/errors.js';
-import { createRemoteCardClient, OutcomeUnknownError, ServiceUnavailableError } from '../../src/remote/client.js';
+import { createRequestBudget } from '../../src/remote/budget.js';
+import { createRemoteCardClient, OutcomeUnknownError, ServiceBusyError, ServiceUnavailableError } from '../../src/remote/client.js';
 import { RemoteRefusal } from '../../src/remote/refusals.js';
 import { FakeCardService } from '../helpers/fake-card-service.js';
 import { newCustomer } from '../helpers/core.js';
@@ -340,5 +343,58 @@ describe('remote card-service client against our own /api/v1', () => {
           : fetch(input, init),
     });
     await assert.rejects(lost.as(carol.token).quoteTopup(card.id, 1_000), ServiceUnavailableError);
+  });
+});
+
+describe('remote card-service client: link checks and the request timeout', () => {
+  let server: Server;
+  let url: string;
+  const seen: string[] = [];
+  let status = 429;
+  before(async () => {
+    server = createServer((request, response) => {
+      seen.push(`${request.method} ${request.url}`);
+      response.writeHead(status, { 'content-type': 'application/json', 'retry-after': '1' });
+      response.end(
+        JSON.stringify(status === 200 ? { success: true, data: { balance: 1 } } : { success: false, message: 'Too Many Requests' }),
+      );
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  test('a link check (the health check with a token) that gets a 429 is not tried again: the service is busy', async () => {
+    status = 429;
+    seen.length = 0;
+    const me = createRemoteCardClient({ baseUrl: url, timeoutMs: 2_000, retryDelayMs: 1 }).as('t');
+    await assert.rejects(me.health(), (error: unknown) => {
+      assert.ok(error instanceof ServiceBusyError, String(error));
+      assert.equal(error.status, 429);
+      return true;
+    });
+    assert.deepEqual(seen, ['GET /api/v1/health']);
+    // Another read is retried as before.
+    seen.length = 0;
+    await assert.rejects(me.walletBalance(), ServiceUnavailableError);
+    assert.equal(seen.length, 3);
+  });
+
+  test('the timeout covers the wait for a turn: a POST still waiting is never sent, and is unavailable, not of unknown outcome', async () => {
+    status = 200;
+    seen.length = 0;
+    const budget = createRequestBudget({ maxPerSecond: 1 });
+    const me = createRemoteCardClient({ baseUrl: url, timeoutMs: 300, retryDelayMs: 1, schedule: budget.schedule }).as('t');
+    await me.walletBalance();
+    const started = performance.now();
+    await assert.rejects(me.topup('00000000-0000-4000-8000-000000000000', 1_000), (error: unknown) => {
+      assert.ok(error instanceof ServiceUnavailableError, String(error));
+      return true;
+    });
+    await assert.rejects(me.walletBalance(), ServiceUnavailableError);
+    const elapsed = performance.now() - started;
+    assert.ok(elapsed < 900, `both given up within their timeouts (${elapsed.toFixed(0)} ms), not at their turns nor tried again`);
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    assert.deepEqual(seen, ['GET /api/v1/wallet/balance'], 'neither was sent later');
   });
 });
