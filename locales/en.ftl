@@ -23,19 +23,26 @@ help =
     /cards — your cards
     /topup [amount] — top up a card
     /freeze — freeze a card
-    /details — a card's details{ $funding ->
+    /details — a card's details{ $addcard ->
+        [yes] {"\u000A"}/addcard ID — add a card of yours the bot does not list yet, by its id at the card service
+       *[no] {""}
+    }{ $funding ->
         [yes] {"\u000A"}/deposit — ask for money in your wallet
        *[no] {""}
     }
     /cancel — leave the current step
     /unlink — forget this chat's token
-    Buttons under each card top it up, withdraw, freeze, show details (deleted after { $ttl } s), list OTPs and close it.
+    Buttons under each card top it up, withdraw, freeze, show details ({ $details ->
+        [webapp] in a window of their own that never puts them in the chat
+       *[message] in a message deleted after { $ttl } s
+    }), list OTPs and close it.
 cmd-start = Start and link your token
 cmd-menu = Main menu
 cmd-cards = Your cards
 cmd-topup = Top up a card
 cmd-freeze = Freeze a card
 cmd-details = A card's details
+cmd-addcard = Add a card by its id
 cmd-deposit = Ask for money in your wallet
 cmd-cancel = Leave the current step
 cmd-help = Help
@@ -84,6 +91,17 @@ btn-menu = ☰ Menu
 btn-skip = Skip
 card-frozen = Card frozen.
 card-unfrozen = Card unfrozen.
+card-stale = { $status ->
+    [closed] This card is closed.
+    [frozen] This card is already frozen.
+    [active] This card is already active.
+   *[processing] This card is still being issued.
+} Its view now shows it as it is.
+card-category = { $kind ->
+    [wallet] Wallet
+   *[online] Online
+}
+merchant-service = { $original }
 details-title = Card details (deleted in { $ttl } s):
 details-number = Number:
 details-cvv = CVV:
@@ -115,6 +133,10 @@ withdraw-ask = How much to withdraw from “{ $name }” (balance { $balance })?
 withdraw-confirm = Withdraw { $amount } from “{ $name }” to your wallet?
 withdraw-done = Withdrew { $amount }. Card balance: { $cardBalance }. Wallet: { $wallet }.
 close-warning = Close “{ $name }”? This cannot be undone. The balance of { $balance } returns to your wallet.
+close-cooldown = You can close this card in { $wait }: a card can be closed { $minutes } { $minutes ->
+    [one] minute
+   *[other] minutes
+} after its last withdrawal. Nothing was done.
 close-done = Card closed. { $amount } returned; wallet: { $wallet }.
 create-pick-bin = Pick a BIN for the new card:
 bin-label = { $bin } · { $network } · { $category }
@@ -133,11 +155,19 @@ coupon-invalid = { $message }. Send another code, or tap Skip.
 create-done = Card “{ $name }” created: { $masked }.
 otps-none = No OTPs for this card yet.
 otps-title = OTPs for “{ $name }”:
-otp-line = { $code } · { $amount } · { $merchant } · { $at }
+otp-line = { $code }{ $payment ->
+    [merchant] {" "}· { $amount } · { $merchant }
+    [amount] {" "}· { $amount }
+   *[none] {""}
+} · { $at }
 otp-requested = 🔑 OTP for “{ $name }”: { $code }
 otp-request-unavailable = Your card service does not offer asking for a code by e-mail. Codes still reach this chat as they arrive; tap “Waiting for a code” to have them sooner.
 otps-pick-card = Pick a card for its OTPs:
-otp-push = 🔑 OTP { $code } for “{ $name }” ({ $masked }): { $amount } at { $merchant }. Deleted in { $ttl } s.
+otp-push = 🔑 OTP { $code } for “{ $name }” ({ $masked }){ $payment ->
+    [merchant] : { $amount } at { $merchant }
+    [amount] : a payment of { $amount }
+   *[none] {""}
+}. Deleted in { $ttl } s.
 tx-push-approved = 💸 { $side } { $amount } at { $merchant } on “{ $name }” ({ $masked }). Balance { $balance }.
 tx-push-declined = ⛔ Declined { $amount } at { $merchant } on “{ $name }” ({ $masked }): { $reason }.
 tx-none = No transactions.
@@ -151,10 +181,11 @@ hint-later = Nothing was done; try again in a few minutes.
 outcome-now = Now at the card service: “{ $name }” holds { $cardBalance }; wallet { $wallet }.
 hint-outcome = Do not repeat it yet: open the card in a minute to see its balance and transactions as the service shows them.
 hint-token = Send a valid API token to link this chat again.
-hint-wallet = Ask your administrator to fund the wallet, or try a smaller amount.
-hint-limit = Try a smaller amount.
+hint-wallet = Nothing was done. Ask your administrator to fund the wallet, or press Top up again for a smaller amount.
+hint-wallet-fee = Nothing was done. Ask your administrator to fund the wallet, or pick a plan with a lower fee.
+hint-limit = Nothing was done, and this top-up has ended: press Top up again for a smaller amount.
 hint-cooldown = Try again after that.
-hint-card-balance = Try a smaller amount.
+hint-card-balance = Nothing was done, and this withdrawal has ended: press Withdraw again for a smaller amount.
 hint-not-ready = The card is still being issued; try again in a moment.
 hint-catalogue = Pick another one from the list.
 hint-higher-plan = Pick a plan with a higher limit.

@@ -25,19 +25,26 @@ help =
     /cards — ваши карты
     /topup [сумма] — пополнить карту
     /freeze — заморозить карту
-    /details — реквизиты карты{ $funding ->
+    /details — реквизиты карты{ $addcard ->
+        [yes] {"\u000A"}/addcard ID — добавить вашу карту, которой бот ещё не показывает, по её id в карточном сервисе
+       *[no] {""}
+    }{ $funding ->
         [yes] {"\u000A"}/deposit — запросить деньги на кошелёк
        *[no] {""}
     }
     /cancel — выйти из текущего шага
     /unlink — забыть токен этого чата
-    Кнопки под картой: пополнить, вывести, заморозить, реквизиты (удаляются через { $ttl } с), OTP, закрыть.
+    Кнопки под картой: пополнить, вывести, заморозить, реквизиты ({ $details ->
+        [webapp] в отдельном окне, в чат они не попадают
+       *[message] в сообщении, которое удалится через { $ttl } с
+    }), OTP, закрыть.
 cmd-start = Начать и привязать токен
 cmd-menu = Главное меню
 cmd-cards = Ваши карты
 cmd-topup = Пополнить карту
 cmd-freeze = Заморозить карту
 cmd-details = Реквизиты карты
+cmd-addcard = Добавить карту по id
 cmd-deposit = Запросить деньги на кошелёк
 cmd-cancel = Выйти из текущего шага
 cmd-help = Помощь
@@ -86,6 +93,23 @@ btn-menu = ☰ Меню
 btn-skip = Пропустить
 card-frozen = Карта заморожена.
 card-unfrozen = Карта разморожена.
+card-stale = { $status ->
+    [closed] Эта карта закрыта.
+    [frozen] Эта карта уже заморожена.
+    [active] Эта карта уже активна.
+   *[processing] Эта карта ещё выпускается.
+} Карточка показана такой, какая она сейчас.
+card-category = { $kind ->
+    [wallet] для кошельков
+   *[online] онлайн
+}
+merchant-service = { $kind ->
+    [topup] Пополнение из кошелька
+    [withdrawal] Вывод в кошелёк
+    [closure] Закрытие карты
+    [initial] Начальный баланс
+   *[wallet] Кошелёк
+}
 details-title = Реквизиты (удалятся через { $ttl } с):
 details-number = Номер:
 details-cvv = CVV:
@@ -97,13 +121,13 @@ confirm-used = Это подтверждение уже использовано
 btn-amount = { $amount }
 btn-amount-other = ✏️ Другая сумма
 btn-amount-all = Всё ({ $amount })
-amount-type = Введите сумму, например 25 или 25.50, или /cancel.
+amount-type = Введите сумму, например 25 или 25,50, или /cancel.
 topup-max-now = Сейчас можно зачислить не больше { $max }. Выберите или введите другую сумму, или /cancel.
 topup-nothing-now = Сейчас ничего нельзя зачислить: наименьшее пополнение — { $min }.
 withdraw-max-now = Сейчас можно вывести не больше { $max }. Пришлите другую сумму, или /cancel.
 withdraw-nothing = С «{ $name }» нечего выводить: баланс { $balance }, наименьший вывод — { $min }.
 pick-card = Выберите карту:
-amount-invalid = { $message }. Пришлите сумму, например 25 или 25.50, или /cancel.
+amount-invalid = { $message }. Пришлите сумму, например 25 или 25,50, или /cancel.
 topup-ask = Сколько зачислить на «{ $name }»? От { $min } до { $max }. /cancel — отмена.
 topup-quote =
     Пополнение { $amount }
@@ -117,6 +141,11 @@ withdraw-ask = Сколько вывести с «{ $name }» (баланс { $b
 withdraw-confirm = Вывести { $amount } с «{ $name }» в кошелёк?
 withdraw-done = Выведено { $amount }. Баланс карты: { $cardBalance }. Кошелёк: { $wallet }.
 close-warning = Закрыть «{ $name }»? Это необратимо. Остаток { $balance } вернётся в кошелёк.
+close-cooldown = Закрыть эту карту можно будет через { $wait }: карту можно закрыть не раньше чем через { $minutes } { $minutes ->
+    [one] минуту
+    [few] минуты
+   *[other] минут
+} после последнего вывода. Ничего не сделано.
 close-done = Карта закрыта. Возвращено { $amount }; кошелёк: { $wallet }.
 create-pick-bin = Выберите BIN новой карты:
 bin-label = { $bin } · { $network } · { $category }
@@ -135,11 +164,19 @@ coupon-invalid = { $message }. Пришлите другой код или на�
 create-done = Карта «{ $name }» выпущена: { $masked }.
 otps-none = Для этой карты OTP пока нет.
 otps-title = OTP для «{ $name }»:
-otp-line = { $code } · { $amount } · { $merchant } · { $at }
+otp-line = { $code }{ $payment ->
+    [merchant] {" "}· { $amount } · { $merchant }
+    [amount] {" "}· { $amount }
+   *[none] {""}
+} · { $at }
 otp-requested = 🔑 OTP для «{ $name }»: { $code }
 otp-request-unavailable = Ваш карточный сервис не умеет запрашивать код из почты. Коды всё равно приходят в этот чат по мере поступления; нажмите «Жду код», чтобы получать их быстрее.
 otps-pick-card = Выберите карту:
-otp-push = 🔑 OTP { $code } для «{ $name }» ({ $masked }): { $amount }, { $merchant }. Удалится через { $ttl } с.
+otp-push = 🔑 OTP { $code } для «{ $name }» ({ $masked }){ $payment ->
+    [merchant] : { $amount }, { $merchant }
+    [amount] : платёж на { $amount }
+   *[none] {""}
+}. Удалится через { $ttl } с.
 tx-push-approved = 💸 { $side } { $amount }, { $merchant }, «{ $name }» ({ $masked }). Баланс { $balance }.
 tx-push-declined = ⛔ Отклонено { $amount }, { $merchant }, «{ $name }» ({ $masked }): { $reason }.
 tx-none = Операций нет.
@@ -153,10 +190,11 @@ hint-later = Ничего не сделано; попробуйте через �
 outcome-now = Сейчас в карточном сервисе: на «{ $name }» { $cardBalance }; кошелёк { $wallet }.
 hint-outcome = Не повторяйте пока: откройте карту через минуту и посмотрите её баланс и операции, как их показывает сервис.
 hint-token = Пришлите действующий API-токен, чтобы привязать чат снова.
-hint-wallet = Попросите администратора пополнить кошелёк или введите меньшую сумму.
-hint-limit = Введите меньшую сумму.
+hint-wallet = Ничего не сделано. Попросите администратора пополнить кошелёк или снова нажмите «Пополнить» и выберите меньшую сумму.
+hint-wallet-fee = Ничего не сделано. Попросите администратора пополнить кошелёк или выберите тариф с меньшей платой за выпуск.
+hint-limit = Ничего не сделано, это пополнение завершено: чтобы зачислить меньше, снова нажмите «Пополнить».
 hint-cooldown = Попробуйте после этого.
-hint-card-balance = Введите меньшую сумму.
+hint-card-balance = Ничего не сделано, этот вывод завершён: чтобы вывести меньше, снова нажмите «Вывести».
 hint-not-ready = Карта ещё выпускается; попробуйте чуть позже.
 hint-catalogue = Выберите другой вариант из списка.
 hint-higher-plan = Выберите тариф с большим лимитом.
@@ -281,7 +319,7 @@ deposit-intro =
 deposit-intro-recorded =
     Пополнение кошелька: от { $min } до { $max }.
     Выберите сумму ниже или отправьте /deposit СУММА с необязательной заметкой к заявке (например, номер перевода): /deposit 250 перевод 8812. Заявка будет записана, а одобрит или отклонит её оператор сервиса из своей командной строки.
-deposit-amount-invalid = { $message }. Отправьте /deposit с суммой, например 25 или 25.50.
+deposit-amount-invalid = { $message }. Отправьте /deposit с суммой, например 25 или 25,50.
 deposit-offer =
     Пополнить кошелёк на { $amount }?
     Заметка для администраторов: { $note }

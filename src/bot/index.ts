@@ -267,8 +267,9 @@ export function createBot(deps: BotDeps, options: CreateBotOptions = {}): CardsB
 export async function setCommands(bot: CardsBot): Promise<void> {
   const { i18n, cards } = bot.services;
   // Money in is our embedded wallet's: not offered in front of another service (/deposit still says why).
-  const names = ['start', 'menu', 'cards', 'topup', 'freeze', 'details', 'deposit', 'cancel', 'help', 'unlink'].filter(
-    (c) => c !== 'deposit' || cards.funding !== undefined,
+  // `/addcard` is for a service that lists no cards (remote mode): ours lists them all.
+  const names = ['start', 'menu', 'cards', 'topup', 'freeze', 'details', 'addcard', 'deposit', 'cancel', 'help', 'unlink'].filter(
+    (c) => (c !== 'deposit' || cards.funding !== undefined) && (c !== 'addcard' || cards.mode === 'remote'),
   );
   for (const locale of ['en', 'ru'] as const) {
     const t = (key: string) => i18n.t(locale, key);

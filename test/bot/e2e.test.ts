@@ -217,12 +217,11 @@ describe('the bot over real Bot API traffic', () => {
     await server.nextEdit(alice.chatId, press.mark, 'Withdrew $5.00');
 
     // Close: the irreversible warning, confirm, the balance back in the wallet.
-    // (Closing returns the balance like a withdrawal, so right after one the core refuses it.)
+    // (Closing returns the balance like a withdrawal, so right after one the core refuses it: said before any Confirm.)
     press = alice.press(cardView, 'Close card');
-    let warning = await server.nextMessage(alice.chatId, press.mark, 'cannot be undone');
-    press = alice.press(warning, 'Confirm');
-    const refused = await server.nextEdit(alice.chatId, press.mark, 'Please wait 15 minutes between withdrawals');
-    assert.equal(refused.messageId, warning.messageId);
+    const wait = await server.nextMessage(alice.chatId, press.mark, 'You can close this card in');
+    assert.match(wait.text, /^You can close this card in 15 min: a card can be closed 15 minutes after its last withdrawal\./);
+    assert.equal(wait.replyMarkup, undefined, 'no Confirm for a close the core would refuse');
 
     const caller = await runtime.core.authenticate(token);
     await runtime.core.createCard(caller, { bin_id: card.binId, planId: card.planId, name: 'Spare' });
@@ -231,7 +230,7 @@ describe('the bot over real Bot API traffic', () => {
     press = alice.press(list2, 'Spare');
     const spareView = await server.nextEdit(alice.chatId, press.mark, 'Spare');
     press = alice.press(spareView, 'Close card');
-    warning = await server.nextMessage(alice.chatId, press.mark, 'cannot be undone');
+    const warning = await server.nextMessage(alice.chatId, press.mark, 'cannot be undone');
     press = alice.press(warning, 'Confirm');
     await server.nextEdit(alice.chatId, press.mark, 'Card closed');
     const closedView = await server.nextEdit(alice.chatId, press.mark, 'Status: closed');
@@ -281,7 +280,11 @@ describe('the bot over real Bot API traffic', () => {
     const summary = await server.nextMessage(carol.chatId, press.mark, 'Creation fee: $5.00');
     assert.match(summary.text, /Wallet now: \$1\.00, after the fee: -\$4\.00/);
     press = carol.press(summary, 'Confirm');
-    await server.nextEdit(carol.chatId, press.mark, 'Insufficient balance. Required: $5.00. Ask your administrator to fund the wallet');
+    await server.nextEdit(
+      carol.chatId,
+      press.mark,
+      'Insufficient balance. Required: $5.00. Nothing was done. Ask your administrator to fund the wallet',
+    );
     assert.deepEqual(await runtime.core.listCards(await runtime.core.authenticate(token)), []);
   });
 

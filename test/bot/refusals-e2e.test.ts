@@ -41,7 +41,7 @@ describe('refusals reach a Russian-speaking user in Russian, over real Bot API t
     assert.ok(ask.text.includes(`От ${rub(500)} до ${rub(canTake)}.`), ask.text);
     step = olga.send('1');
     const tooSmall = await server.nextMessage(olga.chatId, step.mark);
-    assert.equal(tooSmall.text, `Минимальная сумма — ${rub(500)}. Пришлите сумму, например 25 или 25.50, или /cancel.`);
+    assert.equal(tooSmall.text, `Минимальная сумма — ${rub(500)}. Пришлите сумму, например 25 или 25,50, или /cancel.`);
 
     // More than the wallet holds once the platform fee is added: refused at the quote, with the most that
     // works, every figure in ru-RU, and no Confirm button.
@@ -66,16 +66,16 @@ describe('refusals reach a Russian-speaking user in Russian, over real Bot API t
     const cooldown = await server.nextMessage(olga.chatId, press.mark, 'Подождите');
     assert.match(cooldown.text, /^Подождите (1 мин \d{1,2} с|2 мин), прежде чем снова пополнять эту карту\. Попробуйте после этого\.$/);
 
-    // A refusal raised outside a flow (the error boundary): the button's answer and the reply, both in Russian.
+    // A Freeze under a view that still says active, the card frozen meanwhile: the view is redrawn as the card is,
+    // and the button's answer says why, in Russian.
     await runtime.core.freeze(caller, card.id);
     const tap = olga.pressData(view, `c:freeze:${card.id}`);
     const answer = await server.waitForCall(
       (c) => c.method === 'answerCallbackQuery' && c.payload.callback_query_id === tap.queryId,
       tap.mark,
     );
-    assert.equal(answer.payload.text, 'Карта уже заморожена');
-    const reply = await server.nextMessage(olga.chatId, tap.mark, 'Карта уже заморожена');
-    assert.equal(reply.text, 'Карта уже заморожена. В карточке видно, что можно сделать сейчас.');
+    assert.equal(answer.payload.text, 'Эта карта уже заморожена. Карточка показана такой, какая она сейчас.');
+    await server.nextEdit(olga.chatId, tap.mark, 'Статус: заморожена');
 
     assert.deepEqual(
       server.calls.filter((c) => !c.ok).map((c) => `${c.method}: ${c.error}`),

@@ -325,7 +325,7 @@ describe('remote mode: the bot in front of another card service', { timeout: 240
     const help = frank.send('/help');
     const helpText = (await server.nextMessage(frank.chatId, help.mark, /\/cancel/)).text ?? '';
     assert.doesNotMatch(helpText, /\/deposit/);
-    assert.match(helpText, /\/details — a card's details\n\/cancel/);
+    assert.match(helpText, /\/details — a card's details\n\/addcard ID — [^\n]+\n\/cancel/);
   });
 
   it('a service without the OTP-e-mail request (4.14): the button says so once, then is left out', async () => {

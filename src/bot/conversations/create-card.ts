@@ -3,7 +3,7 @@ import type { CardAccount, CreateCardInput, CreationQuote } from '../card-servic
 import type { ConversationContext } from '../context.js';
 import { conversationButton } from '../ui/callback-data.js';
 import { refusalText } from '../ui/refusal-texts.js';
-import { cardView, localMoney } from '../ui/format.js';
+import { cardView, categoryText, localMoney } from '../ui/format.js';
 import { cardKeyboard } from '../ui/keyboards.js';
 import { show } from '../ui/screens.js';
 import type { Services } from '../services.js';
@@ -60,7 +60,7 @@ export function createCardConversation(s: Services) {
       ctx,
       ctx.t('create-pick-bin'),
       bins.map((b) => ({
-        label: ctx.t('bin-label', { bin: b.bin, network: b.network ?? '—', category: b.wallet ? 'Wallet' : 'Online' }),
+        label: ctx.t('bin-label', { bin: b.bin, network: b.network ?? '—', category: categoryText(ctx.t, b.wallet ? 'Wallet' : 'Online') }),
         value: b.id,
       })),
     );
@@ -117,7 +117,7 @@ export function createCardConversation(s: Services) {
     const summary = ctx.t('create-summary', {
       name,
       bin: bin.bin,
-      category: bin.wallet ? 'Wallet' : 'Online',
+      category: categoryText(ctx.t, bin.wallet ? 'Wallet' : 'Online'),
       plan: plan.name,
       limit: localMoney(plan.limit),
       fee: localMoney(quote.fee),

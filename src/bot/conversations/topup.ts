@@ -1,7 +1,7 @@
 import type { Cents } from '../card-service/port.js';
 import type { ConversationContext } from '../context.js';
-import { refusalMessage, refusalText, type Refusal } from '../ui/refusal-texts.js';
-import { localMoney, localMoneyOrNone } from '../ui/format.js';
+import { refusalMessage, type Refusal } from '../ui/refusal-texts.js';
+import { categoryText, localMoney, localMoneyOrNone } from '../ui/format.js';
 import { show } from '../ui/screens.js';
 import type { Services } from '../services.js';
 import type { CardFlowArgs } from './flows.js';
@@ -38,7 +38,8 @@ export function topupConversation(s: Services) {
       typed = undefined;
       const quote = await call(conversation, (account) => account.quoteTopup(cardId, { amount }));
       if ('refused' in quote) {
-        await sayRefusal(ctx, quote.refused);
+        // The flow goes on (the amount is asked again): the refusal alone, no hint of a flow that has ended.
+        await ctx.reply(refusalMessage(ctx.t, quote.refused));
         continue;
       }
       const q = quote.ok;
@@ -52,7 +53,9 @@ export function topupConversation(s: Services) {
         if (refusal) {
           const maxAmount = q.maxAmount ?? topupMax;
           if (maxAmount < topupMin) {
-            return void (await ctx.reply(`${refusalText(ctx.t, refusal)}\n${ctx.t('topup-nothing-now', { min: localMoney(topupMin) })}`));
+            return void (await ctx.reply(
+              `${refusalMessage(ctx.t, refusal)}\n${ctx.t('topup-nothing-now', { min: localMoney(topupMin) })}`,
+            ));
           }
           prompt = `${refusalMessage(ctx.t, refusal)}\n${ctx.t('topup-max-now', { max: localMoney(maxAmount) })}`;
           continue;
@@ -60,7 +63,7 @@ export function topupConversation(s: Services) {
         const wallet = await walletAfter(conversation, q.walletBalance);
         text = ctx.t('topup-quote', {
           amount: localMoney(q.amount ?? amount),
-          category: q.category ?? card.ok.category,
+          category: categoryText(ctx.t, q.category ?? card.ok.category),
           fee: localMoney(q.platformFee),
           total: localMoney(q.totalCharged),
           walletAfter: localMoneyOrNone(wallet === undefined ? undefined : wallet - q.totalCharged),

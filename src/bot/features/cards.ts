@@ -1,9 +1,10 @@
 import { Composer } from 'grammy';
-import { decodeCallback, type CallbackData } from '../ui/callback-data.js';
+import { decodeCallback, type CallbackData, type CardAction } from '../ui/callback-data.js';
 import type { BotContext } from '../context.js';
 import { enterFlow } from '../conversations/flows.js';
-import { detailsMessage, localDateTime, localMoney, parseTypedAmount } from '../ui/format.js';
-import { otpKeyboard, webAppDetailsKeyboard } from '../ui/keyboards.js';
+import { detailsMessage, otpLine, parseTypedAmount } from '../ui/format.js';
+import { cardOffers, otpKeyboard, webAppDetailsKeyboard } from '../ui/keyboards.js';
+import type { Card } from '../card-service/port.js';
 import { accountOf, cardListScreen, knownCards, cardScreen, show, transactionsScreen, webAppDetailsUrl } from '../ui/screens.js';
 import { lastCardKey } from '../store/kv-keys.js';
 import { writeKv } from '../store/kv.js';
@@ -72,38 +73,69 @@ async function handle(ctx: BotContext, s: Services, data: CallbackData): Promise
   return notice;
 }
 
+/** The buttons a card's view offers only in some of its states: pressed, the card is read first. */
+const BY_STATE: ReadonlySet<CardAction> = new Set<CardAction>([
+  'topup',
+  'withdraw',
+  'close',
+  'freeze',
+  'unfreeze',
+  'details',
+  'watch',
+  'alertfreeze',
+]);
+
+/**
+ * A press on a button the card's view would no longer offer (an older view: the card was frozen or closed
+ * since): the view is redrawn from the card as it is, in place (under an alert: in a message of its own,
+ * the alert's button taken off), and the answer says what happened. Nothing else is done.
+ */
+async function redrawStale(ctx: BotContext, s: Services, card: Card, action: CardAction): Promise<string> {
+  const screen = await cardScreen(ctx, s, card.id, card);
+  if (action === 'alertfreeze') {
+    await ctx.editMessageReplyMarkup({ reply_markup: undefined }).catch(() => undefined);
+    await show(ctx, screen, { apart: true });
+  } else await show(ctx, screen);
+  return ctx.t('card-stale', { status: card.status });
+}
+
 /** One card button's action; returns the short notice for the callback answer, if any. */
 async function act(ctx: BotContext, s: Services, data: Extract<CallbackData, { kind: 'card' }>): Promise<string | undefined> {
   const { cardId } = data;
   const account = accountOf(ctx);
+  // The card as it is now, for a button that depends on its state (also refusing a card that is not the caller's).
+  const card = BY_STATE.has(data.action) ? await account.getCard(cardId) : undefined;
+  if (card && !cardOffers(card, data.action, { watch: true })) return redrawStale(ctx, s, card, data.action);
   switch (data.action) {
     case 'view':
       await show(ctx, await cardScreen(ctx, s, cardId));
       return;
-    case 'freeze':
-      await account.freeze(cardId);
-      await show(ctx, await cardScreen(ctx, s, cardId));
+    case 'freeze': {
+      const { status } = await account.freeze(cardId);
+      await show(ctx, await cardScreen(ctx, s, cardId, card && { ...card, status }));
       return ctx.t('card-frozen');
+    }
     case 'alertview':
       // Under a pushed alert: the card in a message of its own, the alert kept as it was.
       await ctx.editMessageReplyMarkup({ reply_markup: undefined }).catch(() => undefined);
       await show(ctx, await cardScreen(ctx, s, cardId), { apart: true });
       return;
-    case 'alertfreeze':
-      await account.freeze(cardId);
+    case 'alertfreeze': {
+      const { status } = await account.freeze(cardId);
       await ctx.editMessageReplyMarkup({ reply_markup: undefined }).catch(() => undefined);
-      await show(ctx, await cardScreen(ctx, s, cardId), { apart: true });
+      await show(ctx, await cardScreen(ctx, s, cardId, card && { ...card, status }), { apart: true });
       return ctx.t('card-frozen');
-    case 'unfreeze':
-      await account.unfreeze(cardId);
-      await show(ctx, await cardScreen(ctx, s, cardId));
+    }
+    case 'unfreeze': {
+      const { status } = await account.unfreeze(cardId);
+      await show(ctx, await cardScreen(ctx, s, cardId, card && { ...card, status }));
       return ctx.t('card-unfrozen');
+    }
     case 'details': {
       // With the Mini App, the details never enter the chat: a view drawn without its button (a flow's
       // redraw, an older message) gets one here, removed when its nonce expires.
       if (s.config.webAppUrl !== undefined) {
-        // Refuses a card that is not the caller's here, as the details themselves would.
-        await account.getCard(cardId);
+        // The card was read above: one that is not the caller's is refused there, as the details themselves would.
         const detailsUrl = await webAppDetailsUrl(ctx, s, cardId);
         if (detailsUrl) {
           const minutes = WEBAPP_NONCE_TTL_SECONDS / 60;
@@ -122,14 +154,7 @@ async function act(ctx: BotContext, s: Services, data: Extract<CallbackData, { k
     case 'otps': {
       const card = await account.getCard(cardId);
       const list = await account.listOtps(cardId);
-      const lines = list.otps.map((otp) =>
-        ctx.t('otp-line', {
-          code: otp.code,
-          amount: localMoney(otp.amount, otp.currency),
-          merchant: otp.merchantName || '—',
-          at: localDateTime(otp.createdAt),
-        }),
-      );
+      const lines = list.otps.map((otp) => otpLine(ctx.t, otp));
       // The e-mail request is offered only by a service that has it; "waiting for a code" where OTPs are polled.
       const offer = { email: account.requestOtp !== undefined, watch: s.cards.watchCard !== undefined };
       // None yet: said in place, with the way back to the card. Codes: a message of their own that deletes itself.
@@ -142,8 +167,7 @@ async function act(ctx: BotContext, s: Services, data: Extract<CallbackData, { k
     }
     case 'watch': {
       if (s.cards.watchCard === undefined) return ctx.t('button-expired');
-      // Refuses a card that is not the caller's (or gone) before anything is watched.
-      await account.getCard(cardId);
+      // The card was read above: one that is not the caller's (or gone) is refused before anything is watched.
       await s.cards.watchCard(account, cardId);
       return ctx.t('watch-started', { minutes: 5 });
     }

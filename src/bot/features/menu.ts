@@ -18,9 +18,18 @@ async function mainMenuScreen(ctx: BotContext, mainMenu: MainMenu): Promise<Scre
   return { text: mainMenuText(ctx), keyboard: await mainMenu.markup(ctx) };
 }
 
+/**
+ * The commands and buttons as they are here: money in only where the service has it, `/addcard` in front of
+ * a service that lists no cards (remote mode), details in the Mini App when `WEBAPP_URL` is set.
+ */
 function helpScreen(ctx: BotContext, s: Services): Screen {
   return {
-    text: ctx.t('help', { ttl: s.config.sensitiveTtlSeconds, funding: s.cards.funding === undefined ? 'no' : 'yes' }),
+    text: ctx.t('help', {
+      ttl: s.config.sensitiveTtlSeconds,
+      funding: s.cards.funding === undefined ? 'no' : 'yes',
+      addcard: s.cards.mode === 'remote' ? 'yes' : 'no',
+      details: s.config.webAppUrl === undefined ? 'message' : 'webapp',
+    }),
     keyboard: withMenuButton(ctx.t),
   };
 }

@@ -4,7 +4,7 @@ import { loggableError } from '../../infra/log-safe.js';
 import type { CoreEvent, PendingEvent } from '../card-service/from-core.js';
 import type { Claimant } from '../../db/claims.js';
 import { reasonFor, translatorIn } from '../ui/deposit-texts.js';
-import { localMoney } from '../ui/format.js';
+import { localMoney, merchantText, otpPushText } from '../ui/format.js';
 import { alertKeyboard } from '../ui/keyboards.js';
 import { chatLocaleKey } from '../store/kv-keys.js';
 import { chatsOfUser } from '../store/chat-links.js';
@@ -130,14 +130,7 @@ async function push(s: Services, api: Api, chatId: number, event: CoreEvent): Pr
   const t = (key: string, params?: TranslationVariables) => (s.i18n as I18n<BotContext>).t(locale, key, params);
   if (event.kind === 'otp') {
     const ttl = s.config.otpTtlSeconds;
-    const text = t('otp-push', {
-      code: event.code,
-      name: event.cardName,
-      masked: event.maskedPan,
-      amount: localMoney(event.amount, event.currency),
-      merchant: event.merchantName || '—',
-      ttl,
-    });
+    const text = otpPushText(t, event, ttl);
     const sent = await counted(s, 'otp', api.sendMessage(chatId, text, { protect_content: true }));
     await deleteLater(s, chatId, sent.message_id, ttl);
     return;
@@ -155,7 +148,7 @@ async function push(s: Services, api: Api, chatId: number, event: CoreEvent): Pr
   const params = {
     side: t('tx-side', { side: event.side }),
     amount: localMoney(event.amount, event.currency),
-    merchant: event.merchantName,
+    merchant: merchantText(t, event.merchantName),
     name: event.cardName,
     masked: event.maskedPan,
     balance: localMoney(event.cardBalance),
@@ -163,6 +156,6 @@ async function push(s: Services, api: Api, chatId: number, event: CoreEvent): Pr
   };
   const declined = event.status === 'Declined';
   const text = t(declined ? 'tx-push-declined' : 'tx-push-approved', params);
-  const reply_markup = alertKeyboard(t, event.cardId, { frozen: event.declineCode === 'card_frozen' });
+  const reply_markup = alertKeyboard(t, event.cardId, { declineCode: event.declineCode, type: event.type });
   await counted(s, declined ? 'decline' : 'transaction', api.sendMessage(chatId, text, { reply_markup }));
 }

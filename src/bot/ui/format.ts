@@ -73,6 +73,35 @@ export function cardView(t: T, card: Card, plan: Plan | undefined): string {
   return card.status === 'processing' ? `${view}\n${t('card-processing-note', { fee: localMoney(card.heldFee ?? 0) })}` : view;
 }
 
+/**
+ * The statement lines the card service writes itself, for its own movements (ours: `Wallet top-up`,
+ * `Wallet`, `Initial balance`; other services': `Withdrawal to wallet`, `Card closure`, …), as the kind
+ * of line each names. A merchant's own name is not among them and is shown as it came.
+ */
+const SERVICE_MERCHANTS: ReadonlyMap<string, string> = new Map([
+  ['wallet top-up', 'topup'],
+  ['top-up', 'topup'],
+  ['wallet', 'wallet'],
+  ['withdrawal to wallet', 'withdrawal'],
+  ['withdrawal', 'withdrawal'],
+  ['card closure', 'closure'],
+  ['card closed', 'closure'],
+  ['initial balance', 'initial'],
+  ['initial', 'initial'],
+]);
+
+/** A transaction's merchant in the chat's language: the service's own lines translated, a merchant's name as it came. */
+export function merchantText(t: T, merchant: string): string {
+  const kind = SERVICE_MERCHANTS.get(merchant.trim().toLowerCase());
+  return kind === undefined ? merchant : t('merchant-service', { kind, original: merchant });
+}
+
+/** A card's or BIN's category (`Wallet`, `Online`) in the chat's language; another shows as it came. */
+export function categoryText(t: T, category: string): string {
+  const kind = category.trim().toLowerCase();
+  return kind === 'wallet' || kind === 'online' ? t('card-category', { kind }) : category;
+}
+
 export function transactionLine(t: T, tx: CardTransaction): string {
   return t('tx-line', {
     at: localDateTime(tx.createdAt),
@@ -81,7 +110,41 @@ export function transactionLine(t: T, tx: CardTransaction): string {
     amount: localMoney(tx.amount, tx.currency),
     status: t('tx-status', { status: tx.status }),
     reason: tx.declineCode ? ` (${t('decline-reason', { code: tx.declineCode })})` : '',
-    merchant: tx.merchantName,
+    merchant: merchantText(t, tx.merchantName),
+  });
+}
+
+/** What an OTP says of the payment it is for: the merchant and amount, the amount alone, or nothing (a code asked for by e-mail). */
+function otpPayment(otp: { amount: Cents; merchantName?: string }): 'merchant' | 'amount' | 'none' {
+  if (otp.merchantName?.trim()) return 'merchant';
+  return otp.amount > 0 ? 'amount' : 'none';
+}
+
+/** A pushed OTP, as a sentence whatever the service told of its payment. */
+export function otpPushText(
+  t: T,
+  otp: { code: string; cardName: string; maskedPan: string; amount: Cents; currency: string; merchantName?: string },
+  ttlSeconds: number,
+): string {
+  return t('otp-push', {
+    code: otp.code,
+    name: otp.cardName,
+    masked: otp.maskedPan,
+    payment: otpPayment(otp),
+    amount: localMoney(otp.amount, otp.currency),
+    merchant: merchantText(t, otp.merchantName ?? ''),
+    ttl: ttlSeconds,
+  });
+}
+
+/** One OTP of a card's list: its code, what it is for (as far as the service says) and when it came. */
+export function otpLine(t: T, otp: { code: string; amount: Cents; currency: string; merchantName?: string; createdAt: string }): string {
+  return t('otp-line', {
+    code: otp.code,
+    payment: otpPayment(otp),
+    amount: localMoney(otp.amount, otp.currency),
+    merchant: merchantText(t, otp.merchantName ?? ''),
+    at: localDateTime(otp.createdAt),
   });
 }
 

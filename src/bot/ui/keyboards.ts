@@ -5,16 +5,43 @@ import { encodeCallback, conversationButton, MAIN_MENU_BUTTON, type CardAction }
 type T = (key: string) => string;
 
 /**
- * The buttons under a card: only the freeze or unfreeze that applies; none that move money on a closed card.
- * Given `detailsUrl` (the Mini App with a one-time nonce), Details opens it; otherwise it is a plain button.
+ * Whether a card's view, drawn from the card as it is now, offers `action`: only the freeze or unfreeze
+ * that applies; nothing that moves money, shows details or waits for a code on a closed card; only
+ * looking at a card being issued. A press on a button the view would no longer offer comes from an older
+ * view (the card changed meanwhile): the view is redrawn instead of believed.
  */
+export function cardOffers(card: Pick<Card, 'status'>, action: CardAction, options: { watch?: boolean } = {}): boolean {
+  switch (action) {
+    case 'topup':
+    case 'withdraw':
+    case 'details':
+    case 'close':
+      return card.status === 'active' || card.status === 'frozen';
+    case 'freeze':
+    case 'alertfreeze':
+    case 'watch':
+      return card.status === 'active' && (action !== 'watch' || options.watch === true);
+    case 'unfreeze':
+      return card.status === 'frozen';
+    case 'otps':
+    case 'reqotp':
+      return card.status !== 'processing';
+    case 'view':
+    case 'alertview':
+      return true;
+  }
+}
+
 /**
- * A card's buttons. `watch`: the service's OTPs are found by polling (remote mode), so the card offers
- * "waiting for a code", which has it watched closely for a few minutes.
+ * A card's buttons, those `cardOffers` gives for its state. Given `detailsUrl` (the Mini App with a
+ * one-time nonce), Details opens it; otherwise it is a plain button. `watch`: the service's OTPs are found
+ * by polling (remote mode), so the card offers "waiting for a code", which has it watched closely for a
+ * few minutes.
  */
 export function cardKeyboard(t: T, card: Card, detailsUrl?: string, options: { watch?: boolean } = {}): InlineKeyboard {
-  const cb = (action: Parameters<typeof encodeCallback>[0] & { kind: 'card' }) => encodeCallback(action);
   const id = card.id;
+  const offers = (action: CardAction) => cardOffers(card, action, options);
+  const cb = (action: CardAction) => encodeCallback({ kind: 'card', action, cardId: id });
   const kb = new InlineKeyboard();
   // A card being issued: nothing to do with it yet but look (its statement, its card again later).
   if (card.status === 'processing') {
@@ -22,20 +49,18 @@ export function cardKeyboard(t: T, card: Card, detailsUrl?: string, options: { w
       .text(t('btn-transactions'), encodeCallback({ kind: 'tx', page: 1, cardId: id }))
       .text(t('btn-back'), encodeCallback({ kind: 'cards' }));
   }
-  if (card.status !== 'closed') {
-    kb.text(t('btn-topup'), cb({ kind: 'card', action: 'topup', cardId: id }))
-      .text(t('btn-withdraw'), cb({ kind: 'card', action: 'withdraw', cardId: id }))
-      .row();
-    if (card.status === 'active') kb.text(t('btn-freeze'), cb({ kind: 'card', action: 'freeze', cardId: id }));
-    if (card.status === 'frozen') kb.text(t('btn-unfreeze'), cb({ kind: 'card', action: 'unfreeze', cardId: id }));
+  if (offers('topup')) kb.text(t('btn-topup'), cb('topup')).text(t('btn-withdraw'), cb('withdraw')).row();
+  if (offers('freeze')) kb.text(t('btn-freeze'), cb('freeze'));
+  if (offers('unfreeze')) kb.text(t('btn-unfreeze'), cb('unfreeze'));
+  if (offers('details')) {
     if (detailsUrl) kb.webApp(t('btn-details'), detailsUrl).row();
-    else kb.text(t('btn-details'), cb({ kind: 'card', action: 'details', cardId: id })).row();
+    else kb.text(t('btn-details'), cb('details')).row();
   }
-  kb.text(t('btn-otps'), cb({ kind: 'card', action: 'otps', cardId: id }))
+  kb.text(t('btn-otps'), cb('otps'))
     .text(t('btn-transactions'), encodeCallback({ kind: 'tx', page: 1, cardId: id }))
     .row();
-  if (options.watch && card.status === 'active') kb.text(t('btn-watch'), cb({ kind: 'card', action: 'watch', cardId: id })).row();
-  if (card.status !== 'closed') kb.text(t('btn-close'), cb({ kind: 'card', action: 'close', cardId: id }));
+  if (offers('watch')) kb.text(t('btn-watch'), cb('watch')).row();
+  if (offers('close')) kb.text(t('btn-close'), cb('close'));
   kb.text(t('btn-back'), encodeCallback({ kind: 'cards' }));
   return kb;
 }
@@ -90,10 +115,14 @@ export function otpKeyboard(t: T, cardId: string, offer: { email: boolean; watch
   return kb;
 }
 
-/** A pushed transaction alert: plain keyboard (menus cannot be sent through `bot.api`). */
-export function alertKeyboard(t: T, cardId: string, options: { frozen?: boolean } = {}): InlineKeyboard {
-  // A card declined for being frozen has nothing to freeze: the alert opens the card instead.
-  if (options.frozen) return new InlineKeyboard().text(t('btn-open-card'), encodeCallback({ kind: 'card', action: 'alertview', cardId }));
+/**
+ * A pushed transaction alert: plain keyboard (menus cannot be sent through `bot.api`). Freeze only where
+ * the alert leaves the card able to be frozen: a decline for a frozen or closed card, or the card's
+ * closure, opens the card instead.
+ */
+export function alertKeyboard(t: T, cardId: string, alert: { declineCode?: string | null; type?: string } = {}): InlineKeyboard {
+  const unfreezable = alert.declineCode === 'card_frozen' || alert.declineCode === 'card_closed' || alert.type === 'card_close';
+  if (unfreezable) return new InlineKeyboard().text(t('btn-open-card'), encodeCallback({ kind: 'card', action: 'alertview', cardId }));
   return new InlineKeyboard().text(t('btn-freeze'), encodeCallback({ kind: 'card', action: 'alertfreeze', cardId }));
 }
 

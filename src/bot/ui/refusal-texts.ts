@@ -20,7 +20,11 @@ export const REFUSAL_TEXTS: { readonly [C in ErrorCode]: RefusalText<C> } = {
     vars: (p, t) => ({ count: p.issues.length, details: p.issues.map((issue) => validationIssueText(t, issue)).join('; ') }),
   },
   INVALID_TOKEN: { key: 'refusal-invalid-token', hint: 'hint-token' },
-  INSUFFICIENT_BALANCE: { key: 'refusal-insufficient-balance', hint: 'hint-wallet', vars: (p) => ({ required: localMoney(p.required) }) },
+  INSUFFICIENT_BALANCE: {
+    key: 'refusal-insufficient-balance',
+    hint: 'hint-wallet-fee',
+    vars: (p) => ({ required: localMoney(p.required) }),
+  },
   INSUFFICIENT_WALLET_BALANCE: {
     key: 'refusal-insufficient-wallet-balance',
     hint: 'hint-wallet',
@@ -150,4 +154,14 @@ export function refusalText(t: T, refusal: Refusal): string {
   const message = refusalMessage(t, refusal);
   const hint = t(REFUSAL_TEXTS[refusal.code].hint).trim();
   return hint ? `${message}. ${hint}` : message;
+}
+
+/**
+ * A refusal of a card's closure: the withdrawals' cooldown, which closures share, said as the wait before
+ * the card can be closed (the service words it as one between withdrawals); any other as `refusalText`.
+ */
+export function closeRefusalText(t: T, refusal: Refusal): string {
+  if (refusal.code !== 'WITHDRAW_COOLDOWN' || refusal.params === undefined) return refusalText(t, refusal);
+  const { minutes, seconds } = refusal.params as ParamsOf<'WITHDRAW_COOLDOWN'>;
+  return t('close-cooldown', { minutes, wait: duration(t, seconds) });
 }

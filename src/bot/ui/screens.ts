@@ -64,9 +64,10 @@ export async function cardListScreen(ctx: BotContext, s: Services, action: ListA
   return { text: ctx.t(title), keyboard: cardListKeyboard(ctx.t, cards, label, action) };
 }
 
-export async function cardScreen(ctx: BotContext, s: Services, cardId: string): Promise<Screen> {
+/** A card's view; from `read` when the card was just read (not read again). */
+export async function cardScreen(ctx: BotContext, s: Services, cardId: string, read?: Card): Promise<Screen> {
   const account = accountOf(ctx);
-  const card = await account.getCard(cardId);
+  const card = read ?? (await account.getCard(cardId));
   const plans = await account.listPlans();
   return {
     text: cardView(

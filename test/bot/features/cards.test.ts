@@ -33,8 +33,10 @@ describe('card buttons', () => {
     assert.match(edit.payload.text, /Status: frozen/);
     assert.match(buttons([edit]), /Unfreeze/);
     assert.doesNotMatch(buttons([edit]), /🧊 Freeze/);
+    // The same Freeze pressed again (the view it was under is stale): redrawn, and the answer says why.
     calls = await h.send(callbackUpdate({ id: 6002 }, `c:freeze:${card.id}`, 42));
-    assert.match(texts(calls).join('\n'), /Card is already frozen/);
+    assert.match(String(calls.find((c) => c.method === 'answerCallbackQuery')?.payload.text), /This card is already frozen/);
+    assert.match(String(calls.find((c) => c.method === 'editMessageText' && c.payload.message_id === 42)?.payload.text), /Status: frozen/);
   });
 
   it('a freeze pressed too late for Telegram to take the answer still freezes, without an apology', async () => {
