@@ -133,7 +133,13 @@ withdraw-ask = How much to withdraw from “{ $name }” (balance { $balance })?
 withdraw-confirm = Withdraw { $amount } from “{ $name }” to your wallet?
 withdraw-done = Withdrew { $amount }. Card balance: { $cardBalance }. Wallet: { $wallet }.
 close-warning = Close “{ $name }”? This cannot be undone. The balance of { $balance } returns to your wallet.
-close-cooldown = You can close this card in { $wait }: a card can be closed { $minutes } { $minutes ->
+close-cooldown = You can close this card { $wait ->
+    [full] within { $minutes } { $minutes ->
+        [one] minute
+       *[other] minutes
+    }
+   *[other] in { $wait }
+}: a card can be closed { $minutes } { $minutes ->
     [one] minute
    *[other] minutes
 } after its last withdrawal. Nothing was done.

@@ -141,7 +141,13 @@ withdraw-ask = Сколько вывести с «{ $name }» (баланс { $b
 withdraw-confirm = Вывести { $amount } с «{ $name }» в кошелёк?
 withdraw-done = Выведено { $amount }. Баланс карты: { $cardBalance }. Кошелёк: { $wallet }.
 close-warning = Закрыть «{ $name }»? Это необратимо. Остаток { $balance } вернётся в кошелёк.
-close-cooldown = Закрыть эту карту можно будет через { $wait }: карту можно закрыть не раньше чем через { $minutes } { $minutes ->
+close-cooldown = Закрыть эту карту можно будет { $wait ->
+    [full] в течение { $minutes } { $minutes ->
+        [one] минуты
+       *[other] минут
+    }
+   *[other] через { $wait }
+}: карту можно закрыть не раньше чем через { $minutes } { $minutes ->
     [one] минуту
     [few] минуты
    *[other] минут

@@ -203,3 +203,32 @@ describe('METRICS_PORT and HTTP_PORT', () => {
     assert.equal(loadConfig({ HTTP_PORT: '9100', METRICS_PORT: '9101' }).METRICS_PORT, 9101);
   });
 });
+
+describe('HTTP_TRUST_PROXY', () => {
+  it('true (believe X-Forwarded-For from anyone) is refused at the settings check, naming the setting and the fix', () => {
+    assert.throws(
+      () => loadConfig({ HTTP_TRUST_PROXY: 'true' }),
+      (error: unknown) =>
+        error instanceof ConfigError &&
+        /HTTP_TRUST_PROXY: true would believe X-Forwarded-For from anyone/.test(error.message) &&
+        /HTTP_TRUST_PROXY=1/.test(error.message) &&
+        /addresses\/CIDRs/.test(error.message),
+    );
+  });
+
+  it('takes a hop count, or the proxies addresses and CIDRs; unset or false trusts nobody', () => {
+    assert.equal(loadConfig({ HTTP_TRUST_PROXY: '1' }).HTTP_TRUST_PROXY, 1);
+    assert.equal(loadConfig({ HTTP_TRUST_PROXY: '2' }).HTTP_TRUST_PROXY, 2);
+    assert.deepEqual(loadConfig({ HTTP_TRUST_PROXY: '127.0.0.1, 10.0.0.0/8,::1,fd00::/8' }).HTTP_TRUST_PROXY, [
+      '127.0.0.1',
+      '10.0.0.0/8',
+      '::1',
+      'fd00::/8',
+    ]);
+    assert.equal(loadConfig({ HTTP_TRUST_PROXY: 'false' }).HTTP_TRUST_PROXY, false);
+    assert.equal(loadConfig({}).HTTP_TRUST_PROXY, false);
+    for (const bad of ['0', '10', 'abc', '10.0.0.0/33', '127.0.0.1,', 'yes']) {
+      assert.throws(() => loadConfig({ HTTP_TRUST_PROXY: bad }), /HTTP_TRUST_PROXY: the number of proxies/, bad);
+    }
+  });
+});

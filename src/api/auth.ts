@@ -48,9 +48,10 @@ export function bearerToken(header: string | undefined): string | undefined {
 
 /**
  * Every route needs a valid token (spec section 5) unless marked public; unknown routes answer 404 first.
- * With limits, the request is counted against its address and its token in one step before the token is
- * looked up; a valid token then goes on unless over its own limit, and a missing or invalid one counts as
- * a failed authentication of its address, refused (429) once the address has used them up.
+ * With limits, the request is counted against its token (a request without one, against its address) in
+ * one step before the token is looked up; a valid token then goes on unless over its own limit, whatever
+ * its address has spent, and a missing or invalid one counts against its address and as a failed
+ * authentication of it, refused (429) once the address has used up either.
  */
 export function installAuthentication(app: FastifyInstance, core: CardService, limiter?: RequestLimiter) {
   app.decorateRequest('caller', null as unknown as Caller);

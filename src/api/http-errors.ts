@@ -5,6 +5,7 @@ import type { Clock } from '../infra/clock.js';
 import { isCardServiceError } from '../core/rules/errors.js';
 import type { Logger } from '../infra/logger.js';
 import { failure } from './envelope.js';
+import { lingerBeforeClose } from './linger.js';
 import { STATUS_OF } from './error-status.js';
 
 /** Texts for what goes wrong before the core is asked (framework refusals). */
@@ -81,7 +82,12 @@ export function installErrorHandling(
       return reply.code(error.statusCode).send(failure(error.message, clock.now(), { errorField }));
     }
     const known = CLIENT_ERROR_TEXT[error.code];
-    if (known) return reply.code(known.status).send(failure(known.text, clock.now(), { errorField }));
+    if (known) {
+      // A body refused before it was read whole (over the limit, of the wrong type): the connection is
+      // closed after the answer, but only once the client had the time to read it.
+      if (!request.raw.complete) lingerBeforeClose(request.raw.socket);
+      return reply.code(known.status).send(failure(known.text, clock.now(), { errorField }));
+    }
     const status = error.statusCode ?? 500;
     if (status >= 400 && status < 500) {
       return reply.code(status).send(failure('Bad request', clock.now(), { errorField }));

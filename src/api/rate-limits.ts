@@ -20,6 +20,8 @@ export interface RateLimits {
 export interface TokenCounts {
   token: WindowCount | undefined;
   failures: WindowCount;
+  /** Whether the request was counted against its address already (it had no token): else it is once its token is refused. */
+  addressCounted: boolean;
 }
 
 /** The checks, each refusing with 429 and `Retry-After` (`tooManyRequests`) when over its limit. */
@@ -30,7 +32,9 @@ export interface RequestLimiter {
   webhook(request: FastifyRequest): Promise<void>;
   /**
    * Before the token is looked up, in one step (one round trip to Redis): counts the request against its
-   * address, refused when over, and against its token by `tokenHash`, and reads its address's failed authentications.
+   * token by `tokenHash` and reads its address's failed authentications; a request without a token is
+   * counted against its address instead, refused when over. A request with a token is counted against
+   * its address only if the token is refused (`tokenRefused`): a valid token is limited per token alone.
    */
   beforeToken(request: FastifyRequest, tokenHash: string | undefined): Promise<TokenCounts>;
   /** Whether the request's token is over its own limit (then `tokenAccepted` refuses it). */
@@ -38,8 +42,9 @@ export interface RequestLimiter {
   /** The token is valid: refused when over its limit. Never by its address's failures. */
   tokenAccepted(counts: TokenCounts): void;
   /**
-   * The token is missing or invalid: refused once its address has used up its failed authentications (nothing
-   * more is counted or logged then); else counts this failure, and the caller answers 401.
+   * The token is missing or invalid: counted against its address (refused when over), and refused once
+   * its address has used up its failed authentications (no more failures are counted or logged then);
+   * else counts this failure, and the caller answers 401.
    */
   tokenRefused(request: FastifyRequest, counts: TokenCounts): Promise<void>;
 }
@@ -64,10 +69,12 @@ function refuseIfOver(counted: WindowCount, max: number): void {
  * (`REDIS_URL`), in Redis, where every process adds to one count (addresses as the socket or a trusted
  * proxy tells them). An authenticated request's limits are counted in one step, so with Redis one round trip.
  *
- * A valid token is never refused for its address's failed authentications: everyone behind one NAT or
- * one untrusted proxy shares an address, and 21 bad requests from anyone would lock them all out. Past
- * the failures, only requests without a valid token are refused; each still costs one hash lookup, and
- * the address limit, counted before the lookup, bounds how many a flood of bad tokens gets.
+ * A valid token is limited per token only, never by its address: everyone behind one NAT or one untrusted
+ * proxy shares an address, and anyone there could otherwise spend it (1,200 junk requests, or 21 bad
+ * tokens) and lock them all out. The address limit and its failed authentications hold the requests
+ * without a valid token (public and unknown routes, missing and invalid tokens). A token is looked up
+ * before its address may refuse it, so each bad token of a flood costs one hash lookup (by index) before
+ * its 429.
  */
 export function createRequestLimiter(limits: RateLimits, logger: Logger, counts: Counts = new LocalWindowCounts()): RequestLimiter {
   const addressCount = (address: string): CountedKey => ({ key: `api:address:${address}`, windowMs: MINUTE_MS });
@@ -86,11 +93,13 @@ export function createRequestLimiter(limits: RateLimits, logger: Logger, counts:
 
     async beforeToken(request, tokenHash) {
       const key = addressKey(request);
-      const keys = [addressCount(key), { key: failuresKey(key) }];
-      if (tokenHash !== undefined) keys.push({ key: `api:token:${tokenHash}`, windowMs: MINUTE_MS });
-      const [address, failures, token] = await counts.count(keys);
-      refuseIfOver(address!, limits.perAddressPerMinute);
-      return { token, failures: failures! };
+      if (tokenHash === undefined) {
+        const [address, failures] = await counts.count([addressCount(key), { key: failuresKey(key) }]);
+        refuseIfOver(address!, limits.perAddressPerMinute);
+        return { token: undefined, failures: failures!, addressCounted: true };
+      }
+      const [failures, token] = await counts.count([{ key: failuresKey(key) }, { key: `api:token:${tokenHash}`, windowMs: MINUTE_MS }]);
+      return { token, failures: failures!, addressCounted: false };
     },
 
     overTokenLimit({ token }) {
@@ -101,14 +110,20 @@ export function createRequestLimiter(limits: RateLimits, logger: Logger, counts:
       if (token) refuseIfOver(token, limits.perTokenPerMinute);
     },
 
-    async tokenRefused(request, { failures }) {
-      if (failures.count >= limits.authFailuresPerAddress) throw tooManyRequests(failures.ttlMs / 1000);
+    async tokenRefused(request, { failures, addressCounted }) {
       const address = addressKey(request);
-      const [counted] = await counts.count([{ key: failuresKey(address), windowMs: AUTH_FAILURE_WINDOW_MS }]);
+      const lockedOut = failures.count >= limits.authFailuresPerAddress;
+      const keys: CountedKey[] = [];
+      if (!addressCounted) keys.push(addressCount(address));
+      if (!lockedOut) keys.push({ key: failuresKey(address), windowMs: AUTH_FAILURE_WINDOW_MS });
+      const counted = keys.length === 0 ? [] : await counts.count(keys);
+      if (!addressCounted) refuseIfOver(counted.shift()!, limits.perAddressPerMinute);
+      if (lockedOut) throw tooManyRequests(failures.ttlMs / 1000);
+      const failed = counted[0]!;
       // Exactly one failure reaches the limit in a window (in Redis too: the count is atomic), so this is said once per window.
-      if (counted!.count === limits.authFailuresPerAddress) {
+      if (failed.count === limits.authFailuresPerAddress) {
         logger.warn(
-          { address, failures: counted!.count, seconds: Math.ceil(counted!.ttlMs / 1000) },
+          { address, failures: failed.count, seconds: Math.ceil(failed.ttlMs / 1000) },
           'An address used up its failed authentications: its requests without a valid token get 429 until the window ends',
         );
       }

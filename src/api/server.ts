@@ -42,8 +42,11 @@ export interface HttpServerDeps {
    * (a handler stuck on the database); also sizes the `Idempotency-Key` lease. 30 s by default.
    */
   requestTimeoutMs?: number;
-  /** Fastify's `trustProxy`: whom to believe about the client's address (default: nobody, the socket's). */
-  trustProxy?: boolean | string[];
+  /**
+   * Fastify's `trustProxy`: whom to believe about the client's address (default: nobody, the socket's):
+   * the number of proxies in front (hops), or their addresses/CIDRs.
+   */
+  trustProxy?: false | number | string[];
   /** Request limits; none when absent (tests, benchmarks): `startHttpApi` always passes the settings. */
   limits?: RateLimits;
   /** The process's Redis client (`REDIS_URL`): the limits are counted there, one count for every process. */
@@ -85,6 +88,17 @@ const noQuery = z.strictObject({});
 const PURGE_INTERVAL_MS = 3_600_000;
 
 /**
+ * Fastify's `trustProxy` for a hop count or a list of proxies. A hop count `n` believes the last `n`
+ * addresses of the chain (the socket's peer, then X-Forwarded-For from its end): the client address is
+ * the one the nearest of `n` proxies saw. (Fastify takes a number as trusting nobody.) The socket's peer
+ * is believed whoever it is, so a hop count suits a port only the proxies can reach.
+ */
+function trustProxyOf(trust: false | number | string[] | undefined): false | string[] | ((address: string, hop: number) => boolean) {
+  if (typeof trust !== 'number') return trust ?? false;
+  return (_address, hop) => hop < trust;
+}
+
+/**
  * The spec's `/api/v1` interface over the core, with the extensions (card list, top-up quote,
  * `Idempotency-Key`, OpenAPI document, liveness; metrics collected for a listener of their own).
  * Returns the Fastify instance, not listening.
@@ -99,7 +113,7 @@ export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
   const newRequestId = requestIds();
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
-    trustProxy: deps.trustProxy ?? false,
+    trustProxy: trustProxyOf(deps.trustProxy),
     // Fastify's own request lines are off: `installAccessLog` writes one line per request, by route pattern.
     logController: new LogController({ disableRequestLogging: true }),
     // No child logger per request (a redacting pino child is costly); faults log their request id themselves.
@@ -199,8 +213,9 @@ export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
         description:
           'The card-service interface under /api/v1. Extensions beyond the spec are tagged `extension`: GET /api/v1/cards, ' +
           'POST /api/v1/cards/{id}/topup/quote, the Idempotency-Key header on every POST, this document, GET /livez and GET /readyz. ' +
-          'Requests are limited per token and per client address (429 with Retry-After), and an address that fails ' +
-          'authentication too often has its missing and invalid tokens refused (429) for a while; a valid token from it goes on.',
+          'Requests with a valid token are limited per token, the others (no token, an invalid one, the public routes) per ' +
+          'client address (429 with Retry-After), and an address that fails authentication too often has its missing and ' +
+          'invalid tokens refused (429) for a while; a valid token from it goes on.',
       },
       components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } } },
     },

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { z } from 'zod';
 import { PROVIDER_TIMEOUT_DEFAULT_MS, PROVIDER_TIMEOUT_MAX_MS } from '../core/provider/provider-timeout.js';
 import { defaultCoreSettings } from '../core/settings.js';
@@ -49,12 +50,19 @@ const configSchema = z.object({
   HTTP_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1000).max(600_000).default(30_000),
   /**
    * Whom to believe about the client's address (X-Forwarded-For), for the per-address limits and logs:
-   * unset (the socket's address), `true` (any proxy), or the proxies' addresses/CIDRs separated by commas.
+   * unset (the socket's address), the number of proxies in front of the service (hops), or the proxies'
+   * addresses/CIDRs separated by commas. `true` (believe anyone) is refused: any client could then name
+   * its own address, and escape the per-address limits.
    */
   HTTP_TRUST_PROXY: z
     .string()
-    .regex(/^(true|false|[0-9a-fA-F.:/]+(,\s*[0-9a-fA-F.:/]+)*)$/, {
-      error: "true, false, or the proxies' addresses/CIDRs separated by commas",
+    .refine((value) => value !== 'true', {
+      error:
+        'true would believe X-Forwarded-For from anyone, so any client could pick its own address and escape the per-address ' +
+        "limits: set the number of proxies in front of the service (e.g. HTTP_TRUST_PROXY=1), or the proxies' addresses/CIDRs",
+    })
+    .refine((value) => value === 'true' || value === 'false' || /^[1-9]$/.test(value) || value.split(',').every(isAddressOrCidr), {
+      error: "the number of proxies in front of the service (1-9), or the proxies' addresses/CIDRs separated by commas (or false)",
     })
     .optional()
     .transform(trustProxyOption),
@@ -164,11 +172,19 @@ export type Config = Omit<ParsedConfig, 'BOT_MODE' | 'WEBHOOK_URL' | 'WEBHOOK_SE
  */
 export const SETTING_NAMES: readonly string[] = Object.keys(configSchema.shape);
 
-/** `HTTP_TRUST_PROXY` as Fastify's `trustProxy` option takes it. */
-function trustProxyOption(value: string | undefined): boolean | string[] {
+/** `HTTP_TRUST_PROXY` as Fastify's `trustProxy` option takes it: a hop count, or the proxies' addresses. */
+function trustProxyOption(value: string | undefined): false | number | string[] {
   if (value === undefined || value === 'false') return false;
-  if (value === 'true') return true;
+  if (/^[1-9]$/.test(value)) return Number(value);
   return value.split(',').map((part) => part.trim());
+}
+
+/** An IPv4 or IPv6 address, with or without a `/bits` prefix length: `10.0.0.0/8`, `::1`. */
+function isAddressOrCidr(part: string): boolean {
+  const [address = '', bits, ...rest] = part.trim().split('/');
+  const family = isIP(address);
+  if (family === 0 || rest.length > 0) return false;
+  return bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128));
 }
 
 /** Telegram opens Mini Apps over HTTPS only; plain http is for a page on this machine (tests). Telegram adds the fragment. */

@@ -91,18 +91,54 @@ describe('the API has limits', () => {
     );
   });
 
-  test('per address: past API_RATE_LIMIT_PER_ADDRESS requests a minute the address gets 429 everywhere, public and unknown routes too', async (t) => {
+  test('behind one proxy (HTTP_TRUST_PROXY=1) the client is the address that proxy added; what the client wrote before it is ignored', async (t) => {
+    const behindProxy = await startTestApi({ server: { limits: { ...roomy, perAddressPerMinute: 2 }, trustProxy: 1 } });
+    t.after(() => behindProxy.close());
+    // The proxy appends the address it saw; anything before it the client may have forged.
+    const via = (forged: string, seen: string) => ({ headers: { 'x-forwarded-for': `${forged}, ${seen}` } });
+    for (const forged of ['192.0.2.1', '192.0.2.2'])
+      assert.equal((await behindProxy.call('GET', '/livez', via(forged, '203.0.113.7'))).status, 200);
+    assert.equal(
+      (await behindProxy.call('GET', '/livez', via('192.0.2.3', '203.0.113.7'))).status,
+      429,
+      'a forged address escapes nothing',
+    );
+    assert.equal(
+      (await behindProxy.call('GET', '/livez', via('192.0.2.3', '198.51.100.9'))).status,
+      200,
+      'another client behind the proxy goes on',
+    );
+  });
+
+  test('per address: past API_RATE_LIMIT_PER_ADDRESS requests a minute the address gets 429 on public and unknown routes and for missing and invalid tokens', async (t) => {
     const api = await limitedApi(t, { perAddressPerMinute: 4 });
     const alice = await newCustomer(api.t);
-    const bob = await newCustomer(api.t, 100_000, 'Bob');
-    assertSuccess(await api.call('GET', '/api/v1/health', { token: alice.token }));
-    assertSuccess(await api.call('GET', '/api/v1/health', { token: bob.token }));
     assertSuccess(await api.call('GET', '/livez'));
     assert.equal((await api.call('GET', '/api/v1/openapi.json')).status, 200);
-    assertTooMany(await api.call('GET', '/api/v1/health', { token: bob.token }), 60);
+    assertFailure(await api.call('GET', '/api/v1/health', { token: 'guess-1' }), 401, 'Invalid or missing API token');
+    assertFailure(await api.call('GET', '/api/v1/health'), 401, 'Invalid or missing API token');
     assertTooMany(await api.call('GET', '/livez'), 60);
     assertTooMany(await api.call('GET', '/api/v1/openapi.json'), 60);
     assertTooMany(await api.call('GET', '/api/v1/no-such-route'), 60);
+    assertTooMany(await api.call('GET', '/api/v1/health', { token: 'guess-2' }), 60);
+    assertTooMany(await api.call('GET', '/api/v1/wallet/balance'), 60);
+    // A valid token is limited per token only: what others at its address spent does not refuse it.
+    assertSuccess(await api.call('GET', '/api/v1/health', { token: alice.token }));
+  });
+
+  test("others at a token's address cannot spend its requests: a valid token is limited per token only, and not counted against the address", async (t) => {
+    const api = await limitedApi(t, { perAddressPerMinute: 5, perTokenPerMinute: 8 });
+    const alice = await newCustomer(api.t);
+    const bob = await newCustomer(api.t, 100_000, 'Bob');
+    // Alice's requests, past the address limit: each counted against her token alone.
+    for (let i = 0; i < 8; i++) assertSuccess(await api.call('GET', '/api/v1/wallet/balance', { token: alice.token }));
+    assertTooMany(await api.call('GET', '/api/v1/wallet/balance', { token: alice.token }), 60);
+    // ...so the address still has its whole budget for the others there.
+    for (let i = 0; i < 5; i++) assertSuccess(await api.call('GET', '/livez'));
+    assertTooMany(await api.call('GET', '/livez'), 60);
+    // Someone there used it up: Bob, with a valid token, goes on; a junk token does not.
+    for (let i = 0; i < 3; i++) assertSuccess(await api.call('GET', '/api/v1/health', { token: bob.token }));
+    assertTooMany(await api.call('GET', '/api/v1/health', { token: 'junk' }), 60);
   });
 
   test('public routes are limited per address but not per token', async (t) => {
@@ -135,7 +171,7 @@ describe('the API has limits', () => {
     assert.ok(!logLines.some((line) => line.includes('guess-')), 'no token reaches the log');
   });
 
-  test('a flood of bad tokens costs one token lookup per request the address limit lets through, and none past it', async (t) => {
+  test('a flood of bad tokens is refused past the address limit and the failed authentications, one token lookup each', async (t) => {
     const api = await limitedApi(t, { authFailuresPerAddress: 2, perAddressPerMinute: 5 });
     // A token is looked up first, or by the wallet read itself (`tokenCheckedByOperation`): both count.
     let lookups = 0;
@@ -152,7 +188,8 @@ describe('the API has limits', () => {
     const statuses: number[] = [];
     for (let i = 0; i < 8; i++) statuses.push((await api.call('GET', '/api/v1/wallet/balance', { token: `guess-${i}` })).status);
     assert.deepEqual(statuses, [401, 401, 429, 429, 429, 429, 429, 429]);
-    assert.equal(lookups, 5);
+    // A token is looked up before its address may refuse it (a valid one never is): the index lookup is each one's cost.
+    assert.equal(lookups, 8);
   });
 
   test('startHttpApi takes the limits and the request timeout from the settings', async (t) => {
