@@ -60,6 +60,7 @@ wallet-held = Held for cards being issued: { $held } (already out of the balance
 card-processing-note = The card is being issued: its creation fee of { $fee } is held until it is ready.
 cards-none = You have no cards yet. Tap “New card” to create one.
 cards-title = Your cards:
+card-processing-note-no-fee = The card is being issued: it is ready in a moment.
 card-line = { $name } · { $masked } · { $balance } · { $status }
 card-view =
     💳 { $name }
@@ -117,6 +118,7 @@ amount-type = Type the amount, like 25 or 25.50, or /cancel.
 topup-max-now = The most you can top up now is { $max }. Pick or type another amount, or /cancel.
 topup-nothing-now = Nothing can be topped up now: the smallest top-up is { $min }.
 withdraw-max-now = The most you can withdraw now is { $max }. Send another amount, or /cancel.
+topup-limit-unknown = This card's limit is not known here (it was not created in this chat): an amount above it is refused by the card service, which counts the attempt, and the next top-up then waits.
 withdraw-nothing = “{ $name }” has nothing to withdraw: its balance is { $balance }, the smallest withdrawal { $min }.
 pick-card = Pick a card:
 amount-invalid = { $message }. Send an amount like 25 or 25.50, or /cancel.

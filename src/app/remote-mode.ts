@@ -31,6 +31,9 @@ async function ensurePushTarget(db: Db, userId: string, at: Date): Promise<void>
   });
 }
 
+/** How long past its request's timeout (twice: a turn in the budget, then the request) an own operation holds its card's transactions back. */
+const OWN_HOLD_MARGIN_MS = 30_000;
+
 /** What remote mode adds to a process: the card service the bot stands in front of, and `/readyz`'s look at it. */
 export interface RemoteMode {
   cards: CardServicePort;
@@ -99,6 +102,12 @@ export function startRemoteMode(config: Config, runtime: CoreRuntime, logger: Lo
       },
       forget: (userId, cardId) => known.forget(userId, cardId),
       list: async (userId) => (await known.list(userId)).map((card) => card.cardId),
+      planOf: (userId, cardId) => known.planOf(userId, cardId),
+      rememberPlan: (userId, cardId, plan) => known.rememberPlan(userId, cardId, plan, runtime.clock.now()),
+      // Held while the request may still be waiting for its turn and its answer; an instance stopped mid-request lets go then.
+      beginOwn: (userId, cardId, side) =>
+        known.beginOwn(userId, cardId, side, runtime.clock.now().getTime() + 2 * config.CARD_SERVICE_TIMEOUT_MS + OWN_HOLD_MARGIN_MS),
+      settleOwn: (operationId, userId, transactionId) => known.settleOwn(operationId, userId, transactionId, runtime.clock.now()),
     },
   });
   log.info({ service: new URL(baseUrl).host }, 'remote mode: the bot stands in front of the card service');

@@ -1,6 +1,12 @@
+import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
+import type { Cents } from '../core/ledger/money.js';
 
-/** The tables of migrations/20261126_02_remote_watch.ts. Times are ISO 8601 strings (UTC), which sort as they compare. */
+/**
+ * The tables of migrations/20261126_02_remote_watch.ts and 20261128_01_remote_plans_own_operations.ts. Times
+ * are ISO 8601 strings (UTC), which sort as they compare; amounts integer cents (a Postgres `bigint` reads
+ * back as a string).
+ */
 export type RemoteWatchTables = {
   bot_remote_cards: {
     user_id: string;
@@ -9,10 +15,25 @@ export type RemoteWatchTables = {
     watch_until: string | null;
     last_polled_at: string | null;
     baselined_at: string | null;
+    plan_id: number | null;
+    limit_cents: number | string | null;
+    creation_fee: number | string | null;
   };
   bot_remote_users: { user_id: string; last_polled_at: string | null; baselined_at: string | null };
   bot_remote_seen: { user_id: string; kind: 'otp' | 'transaction'; item_id: string; seen_at: string };
+  bot_remote_own_operations: { id: string; user_id: string; card_id: string; side: Side; hold_until: string };
 };
+
+/** The side a transaction has on its card. */
+export type Side = 'Credit' | 'Debit';
+
+/** What the bot knows of a card's plan (the interface's card record does not say it); each part absent when unknown. */
+export interface KnownPlan {
+  planId?: number;
+  limit?: Cents;
+  /** The creation fee the service took for the card. */
+  creationFee?: Cents;
+}
 
 /** Any of our Kysely handles (the core's `Db`, the bot's `BotDb`, a transaction of either): the tables are reached through `withTables`. */
 // biome-ignore lint/suspicious/noExplicitAny: any handle, whatever tables it is typed with
@@ -108,6 +129,86 @@ export function createKnownCards(db: AnyDb) {
       await tables().deleteFrom('bot_remote_cards').where('user_id', '=', userId).execute();
       await tables().deleteFrom('bot_remote_users').where('user_id', '=', userId).execute();
       await tables().deleteFrom('bot_remote_seen').where('user_id', '=', userId).execute();
+    },
+
+    /** Remembers what the bot knows of a card's plan (remembering the card if it was not known); a part left out is kept as it was. */
+    async rememberPlan(userId: string, cardId: string, plan: KnownPlan, at: Date): Promise<void> {
+      const set = {
+        ...(plan.planId === undefined ? {} : { plan_id: plan.planId }),
+        ...(plan.limit === undefined ? {} : { limit_cents: plan.limit }),
+        ...(plan.creationFee === undefined ? {} : { creation_fee: plan.creationFee }),
+      };
+      if (Object.keys(set).length === 0) return;
+      await tables()
+        .insertInto('bot_remote_cards')
+        .values({ ...newCardRow(userId, cardId, at, {}), ...set })
+        .onConflict((oc) => oc.columns(['user_id', 'card_id']).doUpdateSet(set))
+        .execute();
+    },
+
+    /** What the bot knows of the card's plan: empty when nothing (or the card is not known). */
+    async planOf(userId: string, cardId: string): Promise<KnownPlan> {
+      const row = await tables()
+        .selectFrom('bot_remote_cards')
+        .select(['plan_id', 'limit_cents', 'creation_fee'])
+        .where('user_id', '=', userId)
+        .where('card_id', '=', cardId)
+        .executeTakeFirst();
+      if (!row) return {};
+      return {
+        ...(row.plan_id === null ? {} : { planId: Number(row.plan_id) }),
+        ...(row.limit_cents === null ? {} : { limit: Number(row.limit_cents) }),
+        ...(row.creation_fee === null ? {} : { creationFee: Number(row.creation_fee) }),
+      };
+    },
+
+    /**
+     * A top-up, withdrawal or close the bot is about to send for the card: until it is settled (`settleOwn`)
+     * or `holdUntilMs` has passed, the watcher pushes no transaction of that card on that `side`. Returns
+     * the operation's id. Written before the request is sent, so that a poll that reads the operation's
+     * transaction finds the row, or else (the answer came back) the transaction already marked seen.
+     */
+    async beginOwn(userId: string, cardId: string, side: Side, holdUntilMs: number): Promise<string> {
+      const id = randomUUID();
+      await tables()
+        .insertInto('bot_remote_own_operations')
+        .values({ id, user_id: userId, card_id: cardId, side, hold_until: iso(holdUntilMs) })
+        .execute();
+      return id;
+    },
+
+    /**
+     * The operation's answer came back: its transaction (when it has one) is marked seen, so never pushed, and
+     * its row goes, in one transaction. Without a transaction id (refused, its outcome unknown, a close of an
+     * empty card) the row goes alone: a transaction that turns up after all is pushed, which tells the user.
+     */
+    async settleOwn(operationId: string, userId: string, transactionId: string | null, at: Date): Promise<void> {
+      await db.transaction().execute(async (trx) => {
+        const t = remoteTables(trx);
+        if (transactionId !== null)
+          await t
+            .insertInto('bot_remote_seen')
+            .values({ user_id: userId, kind: 'transaction', item_id: transactionId, seen_at: at.toISOString() })
+            .onConflict((oc) => oc.columns(['user_id', 'kind', 'item_id']).doNothing())
+            .execute();
+        await t.deleteFrom('bot_remote_own_operations').where('id', '=', operationId).execute();
+      });
+    },
+
+    /** The user's cards and sides an operation of the bot is under way on at `nowMs`, as `ownKey`s. */
+    async ownUnderWay(userId: string, nowMs: number): Promise<Set<string>> {
+      const rows = await tables()
+        .selectFrom('bot_remote_own_operations')
+        .select(['card_id', 'side'])
+        .where('user_id', '=', userId)
+        .where('hold_until', '>', iso(nowMs))
+        .execute();
+      return new Set(rows.map((r) => ownKey(r.card_id, r.side)));
+    },
+
+    /** Deletes the rows of operations whose hold ended before `nowMs` (an instance stopped mid-request). */
+    async pruneOwn(nowMs: number): Promise<void> {
+      await tables().deleteFrom('bot_remote_own_operations').where('hold_until', '<=', iso(nowMs)).execute();
     },
 
     async list(userId: string): Promise<KnownCard[]> {
@@ -248,3 +349,6 @@ export function createKnownCards(db: AnyDb) {
 }
 
 export type KnownCards = ReturnType<typeof createKnownCards>;
+
+/** An operation under way on a card, on one side (`ownUnderWay`). */
+export const ownKey = (cardId: string, side: Side) => `${cardId}\u0000${side}`;

@@ -337,12 +337,22 @@ export const closed = z
     ...(c.new_wallet_balance === undefined ? {} : { newWalletBalance: c.new_wallet_balance }),
   }));
 
+/**
+ * A transaction's side on its card as the bot shows it, read the same way for the statement and the pushes:
+ * the spec says `Debit` or `Credit`; any case is taken, and a side that does not say credit is a debit (money
+ * leaving the card, as purchases do).
+ */
+export function sideOf(raw: string | null | undefined): 'Credit' | 'Debit' {
+  return /credit/i.test(raw ?? '') ? 'Credit' : 'Debit';
+}
+
 export interface RemoteTransaction {
   id: string;
   cardId: string;
   cardName: string;
   status: string;
-  side: string;
+  /** Read by `sideOf`. */
+  side: 'Credit' | 'Debit';
   amount: Cents;
   currency: string;
   type: string;
@@ -374,7 +384,7 @@ const transaction = z
       cardId: t.card_id,
       cardName: t.card_name ?? '',
       status: t.status ?? '',
-      side: t.side ?? '',
+      side: sideOf(t.side),
       amount: t.amount,
       currency: t.currency ?? 'USD',
       type: t.type ?? '',

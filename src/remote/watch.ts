@@ -8,8 +8,9 @@ import { getOrCreate } from '../infra/get-or-create.js';
 import { loggableError } from '../infra/log-safe.js';
 import type { Lane, RequestBudget } from './budget.js';
 import { ServiceUnavailableError, type RemoteCardClient } from './client.js';
-import { createKnownCards, remoteTables, type DueCard, type DueUser } from './known-cards.js';
+import { createKnownCards, ownKey, remoteTables, type DueCard, type DueUser } from './known-cards.js';
 import type { RemoteOtp, RemoteTransaction, TransactionPage } from './shapes.js';
+import { CONFIRM_REFUSAL_DELAY_MS, tokenRefusalConfirmed } from './token-refusal.js';
 
 /**
  * Pushes without events (remote mode): the interface has none, so the bot polls the card service for what
@@ -34,9 +35,15 @@ import type { RemoteOtp, RemoteTransaction, TransactionPage } from './shapes.js'
  * The user ids are the caller's; an outbox row refers to a row of `users`, so each must be one (or the
  * wiring relaxes that reference for remote mode).
  *
- * A card the service does not find is forgotten; a refused token calls `onTokenRefused` once and that
- * user is skipped from then on (until `users` gives another token); a busy or failing service (429, 5xx,
- * no answer) pauses every poll for its `Retry-After`, else for a back-off doubling from a second.
+ * The user's own operations are not news: while the bot's top-up, withdrawal or close of a card is under
+ * way (`known.beginOwn`, from any instance), no transaction of that card on that side is recorded; once its
+ * answer is back its transaction is marked seen (`known.settleOwn`), so it is never pushed.
+ *
+ * A card the service does not find is forgotten. A 401 is asked about again (`tokenRefusalConfirmed`): a
+ * token refused twice calls `onTokenRefused` once and that user is skipped until the token is linked again
+ * (`takeUser`, or `users` listing it in a read made after its links were ended); one refused once is
+ * polled on. A busy or failing service (429, 5xx, no answer) pauses every poll for its `Retry-After`, else
+ * for a back-off doubling from a second.
  */
 export interface RemoteWatchOptions {
   /** The handle the bot's outbox loop is woken through (`announcingCommits`). */
@@ -44,8 +51,11 @@ export interface RemoteWatchOptions {
   client: RemoteCardClient;
   clock: Clock;
   logger: Logger;
-  /** The linked users and their tokens, read every `usersRefreshMs` and on `wake`. */
-  users: () => Promise<{ userId: string; token: string }[]>;
+  /**
+   * The linked users and their tokens, read every `usersRefreshMs` and on `wake`; `linkedAt` (ISO), the
+   * newest of the user's links: one made after its token was refused has it polled again.
+   */
+  users: () => Promise<{ userId: string; token: string; linkedAt?: string }[]>;
   /** How often an unwatched card's OTPs and a user's transactions are read. */
   pollSeconds: number;
   /** The service refused this user's token (401): end the chat's link. Called once per token. */
@@ -69,6 +79,8 @@ export interface RemoteWatchOptions {
   transactionPages?: number;
   /** The longest pause after failures without a `Retry-After`. 60 s by default. */
   maxBackoffMs?: number;
+  /** How long after a 401 the token is asked about again before it counts as refused. 500 by default. */
+  confirmRefusalMs?: number;
 }
 
 export interface RemoteWatch {
@@ -111,7 +123,13 @@ export function startRemoteWatch(options: RemoteWatchOptions): RemoteWatch {
   /** Linked users not refused: user id → token. */
   let users = new Map<string, string>();
   let usersReadAt = Number.NEGATIVE_INFINITY;
-  const refused = new Set<string>();
+  /**
+   * Tokens refused (a 401, asked again): token → when, as the clock says, just before its links were ended.
+   * A user listed with a link made after that is linked again (here or on another instance).
+   */
+  const refused = new Map<string, number>();
+  /** Tokens whose 401 is being asked about again. */
+  const confirming = new Set<string>();
   let pausedUntil = 0;
   let prunedAt = Number.NEGATIVE_INFINITY;
   let backoffMs = 0;
@@ -130,7 +148,11 @@ export function startRemoteWatch(options: RemoteWatchOptions): RemoteWatch {
     try {
       const listed = await options.users();
       const next = new Map<string, string>();
-      for (const { userId, token } of listed) if (!refused.has(token)) next.set(userId, token);
+      for (const { userId, token, linkedAt } of listed) {
+        const refusedAt = refused.get(token);
+        if (refusedAt !== undefined && linkedAt !== undefined && Date.parse(linkedAt) > refusedAt) refused.delete(token);
+        if (!refused.has(token)) next.set(userId, token);
+      }
       const added = [...next.keys()].filter((id) => !users.has(id));
       await known.ensureUsers(added);
       users = next;
@@ -184,6 +206,7 @@ export function startRemoteWatch(options: RemoteWatchOptions): RemoteWatch {
     if (nowMs - prunedAt >= PRUNE_EVERY_MS) {
       prunedAt = nowMs;
       await pruneSeen(db, new Date(nowMs), pageSize * maxPages);
+      await known.pruneOwn(nowMs);
     }
     if (nowMs < pausedUntil) return;
     await readUsers(nowMs, force);
@@ -230,11 +253,26 @@ export function startRemoteWatch(options: RemoteWatchOptions): RemoteWatch {
   async function failed(error: unknown, job: Job, token: string): Promise<void> {
     const userId = job.due.userId;
     if (error instanceof CardServiceError && error.code === 'INVALID_TOKEN') {
+      if (refused.has(token) || confirming.has(token)) return;
+      // One 401 is not forever (a service restarting, a proxy's hiccup): the token is asked about again.
+      confirming.add(token);
+      let confirmed: boolean;
+      try {
+        confirmed = await inLane(job.kind === 'card' && job.due.watched ? 'watched' : 'background', () =>
+          tokenRefusalConfirmed(client.as(token), options.confirmRefusalMs ?? CONFIRM_REFUSAL_DELAY_MS),
+        );
+      } finally {
+        confirming.delete(token);
+      }
+      if (!confirmed) {
+        logger.info({ userId }, 'remote watch: the service refused the token once, then not; polls go on');
+        return;
+      }
       if (refused.has(token)) return;
-      refused.add(token);
+      refused.set(token, clock.now().getTime());
       if (users.get(userId) === token) users.delete(userId);
       round = round.filter((j) => j.due.userId !== userId);
-      logger.info({ userId }, 'remote watch: the service refused the token; no more polls for this user');
+      logger.info({ userId }, 'remote watch: the service refused the token twice; no more polls for this user until it is linked again');
       try {
         await options.onTokenRefused(userId);
       } catch (cause) {
@@ -343,7 +381,10 @@ export function startRemoteWatch(options: RemoteWatchOptions): RemoteWatch {
     if (!user) return;
     const baselined = user.baselined_at !== null;
     const { items, seen } = await readBackToSeen(due.userId, session, page, baselined ? maxPages : 1);
-    const news = items.filter((t) => !seen.has(t.id) && settled(t) !== undefined);
+    // The bot's own operation under way on a card: its transaction waits (not marked seen) until its answer
+    // marks it seen. Read after the page: an operation settled since left its transaction seen, so not recorded.
+    const own = baselined ? await known.ownUnderWay(due.userId, clock.now().getTime()) : new Set<string>();
+    const news = items.filter((t) => !seen.has(t.id) && settled(t) !== undefined && !own.has(ownKey(t.cardId, t.side)));
     if (baselined && news.length === 0) return;
     // The card's balance after each new transaction: its balance now, taken back through the later ones.
     const balances = new Map<string, Cents>();
@@ -359,7 +400,7 @@ export function startRemoteWatch(options: RemoteWatchOptions): RemoteWatch {
         for (const t of items) {
           if (t.cardId !== cardId) continue;
           balances.set(t.id, balance);
-          if (settled(t) === 'Approved') balance -= (creditOrDebit(t) === 'Credit' ? 1 : -1) * Math.abs(t.amount);
+          if (settled(t) === 'Approved') balance -= (t.side === 'Credit' ? 1 : -1) * Math.abs(t.amount);
         }
       }
     }
@@ -391,7 +432,7 @@ export function startRemoteWatch(options: RemoteWatchOptions): RemoteWatch {
           cardName: item.cardName,
           maskedPan: item.maskedPan,
           status: settled(item)!,
-          side: creditOrDebit(item),
+          side: item.side,
           type: item.type,
           amount: Math.abs(item.amount),
           currency: item.currency,
@@ -462,6 +503,8 @@ export function startRemoteWatch(options: RemoteWatchOptions): RemoteWatch {
       wakeUp?.(true);
     },
     async takeUser(userId, token) {
+      // Linked again: a token refused before is polled again.
+      refused.delete(token);
       await known.ensureUsers([userId]);
       const row = await remoteTables(db)
         .selectFrom('bot_remote_users')
@@ -541,8 +584,4 @@ async function markSeen(ex: Executor, userId: string, kind: 'otp' | 'transaction
 function settled(t: RemoteTransaction): 'Approved' | 'Declined' | undefined {
   const status = t.status.trim().toLowerCase();
   return status === 'approved' ? 'Approved' : status === 'declined' ? 'Declined' : undefined;
-}
-
-function creditOrDebit(t: RemoteTransaction): 'Credit' | 'Debit' {
-  return /credit/i.test(t.side) ? 'Credit' : 'Debit';
 }

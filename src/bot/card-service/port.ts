@@ -93,6 +93,25 @@ export interface TopupQuote {
   refusal?: QuotedRefusal;
 }
 
+/**
+ * What a card can take, from a service that quotes no fee (remote mode without our quote extension): the
+ * bot's own bounds from the card's plan (its limit less its deposit), so an amount the service would refuse
+ * is refused before anything is sent. The fee is known only once the top-up is done.
+ */
+export interface TopupBounds {
+  feeUnknown: true;
+  /** How much more the card's plan allows to be deposited; absent when nothing bounds it. */
+  depositAvailable?: Cents;
+  maxAmount?: Cents;
+  /**
+   * The card's plan is not known to the bot (a card it did not create): the bounds are those of the
+   * service's highest plan, and an amount within them may still be refused (a refusal the service counts).
+   */
+  limitUnknown?: boolean;
+  /** `CARD_LIMIT_EXCEEDED` for an amount above `maxAmount`. */
+  refusal?: QuotedRefusal;
+}
+
 /** What a withdrawal from a card may take now. */
 export interface WithdrawalQuote {
   cardBalance: Cents;
@@ -242,8 +261,11 @@ export interface CardAccount {
   /** What a creation would cost; undefined when the service gives no quote. */
   quoteCreateCard(input: CreateCardInput): Promise<CreationQuote | undefined>;
   createCard(input: CreateCardInput): Promise<Card>;
-  /** A top-up's fee before it is made; undefined when the service gives no quote (an extension). */
-  quoteTopup(cardId: string, input: { amount: Cents }): Promise<TopupQuote | undefined>;
+  /**
+   * A top-up's fee before it is made; without a quote at the service (an extension), the bounds the bot
+   * knows (`TopupBounds`), or undefined.
+   */
+  quoteTopup(cardId: string, input: { amount: Cents }): Promise<TopupQuote | TopupBounds | undefined>;
   topup(cardId: string, input: { amount: Cents }): Promise<TopupResult>;
   /** What may be withdrawn now, and with an amount the refusal its withdrawal would meet; undefined when the service gives no quote. */
   quoteWithdrawal(cardId: string, input?: { amount: Cents }): Promise<WithdrawalQuote | undefined>;

@@ -5,14 +5,17 @@ import type { Clock } from '../../infra/clock.js';
 import type { Db } from '../../db/schema.js';
 import { OutcomeUnknownError, type RemoteCardClient, type RemoteSession, ServiceUnavailableError } from '../../remote/client.js';
 import { RemoteRefusal } from '../../remote/refusals.js';
+import type { KnownPlan, Side } from '../../remote/known-cards.js';
+import { tokenRefusalConfirmed } from '../../remote/token-refusal.js';
 import type { EventOutbox } from '../../core/operations/events.js';
 import type { Logger } from '../../infra/logger.js';
 import { botChatLinks } from '../store/link-ends.js';
 import type { BotDb } from '../store/tables.js';
-import { linkTokenContext, sealedTokenLinks, sealedTokenOf } from '../store/sealed-tokens.js';
+import { linkTokenContext, sealedTokenOf } from '../store/sealed-tokens.js';
 import { inputRulesOf } from './rules.js';
 import type {
   Bin,
+  Cents,
   Card,
   CardAccount,
   CardServicePort,
@@ -26,6 +29,7 @@ import type {
   RequestedOtp,
   SensitiveCardDetails,
   StatusChange,
+  TopupBounds,
   TopupQuote,
   TopupResult,
   TransactionsQuery,
@@ -39,6 +43,15 @@ export interface KnownCards {
   remember(userId: string, cardId: string, options?: { fresh?: boolean }): Promise<void>;
   forget(userId: string, cardId: string): Promise<void>;
   list(userId: string): Promise<string[]>;
+  /** What the bot knows of the card's plan (the interface's card record does not say it). */
+  planOf(userId: string, cardId: string): Promise<KnownPlan>;
+  rememberPlan(userId: string, cardId: string, plan: KnownPlan): Promise<void>;
+  /**
+   * A top-up, withdrawal or close about to be sent: the watcher pushes no transaction of the card on `side`
+   * until it is settled, when its transaction (if any) is marked seen. The user's own operations are not alerts.
+   */
+  beginOwn(userId: string, cardId: string, side: Side): Promise<string>;
+  settleOwn(operationId: string, userId: string, transactionId: string | null): Promise<void>;
 }
 
 /** A remote user, as the bot's tables name them: one per token (the service's own ids are not shown to us). */
@@ -69,37 +82,85 @@ class RemoteAccount implements CardAccount {
     private readonly known: KnownCards,
     private readonly onTokenRefused: (tokenHash: string) => Promise<void>,
     offersOtpRequest: boolean,
+    private readonly confirmRefusalMs: number | undefined,
   ) {
     this.userId = remoteUserIdOf(tokenHash);
     if (offersOtpRequest) this.requestOtp = (cardId) => this.requestOtpByEmail(cardId);
   }
 
-  /** A call to the service, its failure read as a refusal; a refused token ends the links made with it. */
-  private async refusing<T>(call: () => Promise<T>): Promise<T> {
+  /**
+   * A call to the service, its failure read as a refusal. A 401 is asked about again (the health check): a
+   * token refused twice ends the links made with it; one refused once stays linked, and the call is made
+   * again if it is a read (`read`), else told as a service that did not answer (nothing was done: the
+   * service refused it before acting).
+   */
+  private async refusing<T>(call: () => Promise<T>, read = false): Promise<T> {
     try {
       return await call();
     } catch (error) {
       const refusal = asRefusal(error);
-      if (isCardServiceError(refusal) && refusal.code === 'INVALID_TOKEN') await this.onTokenRefused(this.tokenHash);
-      throw refusal;
+      if (!(isCardServiceError(refusal) && refusal.code === 'INVALID_TOKEN')) throw refusal;
+      if (await tokenRefusalConfirmed(this.session, this.confirmRefusalMs)) {
+        await this.onTokenRefused(this.tokenHash);
+        throw refusal;
+      }
+      if (!read) throw new CardServiceError('SERVICE_UNAVAILABLE');
+      try {
+        return await call();
+      } catch (again) {
+        const second = asRefusal(again);
+        // Refused again right after an answer: not the token's end, but no answer for this tap either.
+        throw isCardServiceError(second) && second.code === 'INVALID_TOKEN' ? new CardServiceError('SERVICE_UNAVAILABLE') : second;
+      }
     }
   }
 
+  /**
+   * A money movement of the user's own: the watcher holds back the card's transactions on `side` while it is
+   * under way, and its transaction is marked seen once it is back, so it is not pushed as an alert.
+   */
+  private async own<T>(cardId: string, side: Side, call: () => Promise<T>, transactionOf: (result: T) => string | null): Promise<T> {
+    const operationId = await this.known.beginOwn(this.userId, cardId, side);
+    let transactionId: string | null = null;
+    try {
+      const result = await this.refusing(call);
+      transactionId = transactionOf(result);
+      return result;
+    } finally {
+      await this.known.settleOwn(operationId, this.userId, transactionId);
+    }
+  }
+
+  /** The card with what the bot knows of its plan: the limit and plan on every view, the fee taken while it is issued. */
+  private async withPlan(card: Card): Promise<Card> {
+    const plan = await this.known.planOf(this.userId, card.id);
+    return {
+      ...card,
+      ...(plan.planId === undefined ? {} : { planId: plan.planId }),
+      ...(plan.limit === undefined ? {} : { limit: plan.limit }),
+      ...(card.status === 'processing' && plan.creationFee !== undefined ? { heldFee: plan.creationFee } : {}),
+    };
+  }
+
   walletBalance(): Promise<Wallet> {
-    return this.refusing(() => this.session.walletBalance());
+    return this.refusing(() => this.session.walletBalance(), true);
   }
   listBins(): Promise<Bin[]> {
-    return this.refusing(() => this.session.listBins());
+    return this.refusing(() => this.session.listBins(), true);
   }
   listPlans(): Promise<Plan[]> {
-    return this.refusing(() => this.session.listPlans());
+    return this.refusing(() => this.session.listPlans(), true);
   }
   /** The service's list when it has one; else the cards the bot knows (created here, seen in transactions, added by id). */
   async listCards(): Promise<Card[]> {
-    const listed = await this.refusing(() => this.session.listCards());
+    const listed = await this.refusing(() => this.session.listCards(), true);
     if (listed !== undefined) {
-      for (const card of listed) await this.known.remember(this.userId, card.id);
-      return listed;
+      const cards: Card[] = [];
+      for (const card of listed) {
+        await this.known.remember(this.userId, card.id);
+        cards.push(await this.withPlan(card));
+      }
+      return cards;
     }
     const cards: Card[] = [];
     for (const id of await this.known.list(this.userId)) {
@@ -113,9 +174,9 @@ class RemoteAccount implements CardAccount {
   }
   async getCard(cardId: string): Promise<Card> {
     try {
-      const card = await this.refusing(() => this.session.getCard(cardId));
+      const card = await this.refusing(() => this.session.getCard(cardId), true);
       await this.known.remember(this.userId, card.id);
-      return card;
+      return await this.withPlan(card);
     } catch (error) {
       // A card the service calls not found is forgotten.
       if (isCardServiceError(error) && error.code === 'CARD_NOT_FOUND') await this.known.forget(this.userId, cardId);
@@ -123,13 +184,20 @@ class RemoteAccount implements CardAccount {
     }
   }
   getSensitiveDetails(cardId: string): Promise<SensitiveCardDetails> {
-    return this.refusing(() => this.session.details(cardId));
+    return this.refusing(() => this.session.details(cardId), true);
   }
   /** The interface quotes no creation: the bot shows the plan's fee against the wallet instead. */
   async quoteCreateCard(): Promise<undefined> {
     return undefined;
   }
+  /**
+   * The card is created; what the bot learns of it on the way is remembered, since the service's card record
+   * does not say it: its plan and limit, and the fee the service took (the wallet before and after, when
+   * that is no more than the plan's fee: another movement at once leaves it unknown).
+   */
   async createCard(input: CreateCardInput): Promise<Card> {
+    const plan = (await this.listPlans().catch(() => [])).find((p) => p.id === input.planId);
+    const walletBefore = await this.walletBalance().catch(() => undefined);
     const created = await this.refusing(() =>
       this.session.createCard({
         binId: input.bin_id,
@@ -139,11 +207,19 @@ class RemoteAccount implements CardAccount {
       }),
     );
     await this.known.remember(this.userId, created.id, { fresh: true });
+    const walletAfter = walletBefore === undefined ? undefined : await this.walletBalance().catch(() => undefined);
+    const taken = walletBefore === undefined || walletAfter === undefined ? undefined : walletBefore.balance - walletAfter.balance;
+    const fee = taken !== undefined && taken >= 0 && (plan === undefined || taken <= plan.creationFee) ? taken : undefined;
+    await this.known.rememberPlan(this.userId, created.id, {
+      planId: input.planId,
+      ...(plan === undefined ? {} : { limit: plan.limit }),
+      ...(fee === undefined ? {} : { creationFee: fee }),
+    });
     // The creation result is not a whole card (the current shape): the card as the service now shows it.
     try {
       return await this.getCard(created.id);
     } catch {
-      return {
+      return this.withPlan({
         id: created.id,
         name: input.name,
         maskedPan: '',
@@ -151,21 +227,68 @@ class RemoteAccount implements CardAccount {
         status: created.status,
         category: created.category,
         currency: 'USD',
-      };
+      });
     }
   }
-  quoteTopup(cardId: string, input: { amount: number }): Promise<TopupQuote | undefined> {
-    return this.refusing(() => this.session.quoteTopup(cardId, input.amount));
+  /**
+   * The service's quote when it has our extension (a read: no attempt counted); else the bounds of the
+   * card's plan as the bot knows it, so an amount over the card's room is refused before anything is sent.
+   */
+  async quoteTopup(cardId: string, input: { amount: number }): Promise<TopupQuote | TopupBounds | undefined> {
+    const quoted = await this.refusing(() => this.session.quoteTopup(cardId, input.amount), true);
+    return quoted ?? (await this.topupBounds(cardId, input.amount));
   }
-  topup(cardId: string, input: { amount: number }): Promise<TopupResult> {
-    return this.refusing(() => this.session.topup(cardId, input.amount));
+  /**
+   * The room the card's plan leaves (its limit less its deposit, the spec's rule 4.6.2; the balance where the
+   * service gives no deposit). A card whose plan the bot does not know is bounded by the highest plan's
+   * limit, and the bounds say so.
+   */
+  private async topupBounds(cardId: string, amount: Cents): Promise<TopupBounds> {
+    const card = await this.getCard(cardId);
+    const deposit = card.deposit ?? card.balance;
+    const limitUnknown = card.limit === undefined;
+    const limits = limitUnknown ? (await this.listPlans()).map((p) => p.limit) : [card.limit!];
+    if (limits.length === 0) return { feeUnknown: true, limitUnknown: true };
+    const limit = Math.max(...limits);
+    const depositAvailable = Math.max(0, limit - deposit);
+    return {
+      feeUnknown: true,
+      depositAvailable,
+      maxAmount: depositAvailable,
+      ...(limitUnknown ? { limitUnknown: true } : {}),
+      ...(amount > depositAvailable
+        ? { refusal: new CardServiceError('CARD_LIMIT_EXCEEDED', { deposit, limit, available: depositAvailable }).toPlain() }
+        : {}),
+    };
+  }
+  async topup(cardId: string, input: { amount: number }): Promise<TopupResult> {
+    try {
+      return await this.own(
+        cardId,
+        'Credit',
+        () => this.session.topup(cardId, input.amount),
+        (r) => r.transactionId,
+      );
+    } catch (error) {
+      // The service said the card's limit: remembered, so the next top-up is bounded by it.
+      if (isCardServiceError(error) && error.code === 'CARD_LIMIT_EXCEEDED') {
+        const { limit } = error.params as { limit: Cents };
+        await this.known.rememberPlan(this.userId, cardId, { limit }).catch(() => undefined);
+      }
+      throw error;
+    }
   }
   /** The interface quotes no withdrawal: the card's balance caps what is asked. */
   async quoteWithdrawal(): Promise<undefined> {
     return undefined;
   }
   withdraw(cardId: string, input: { amount: number }): Promise<WithdrawResult> {
-    return this.refusing(() => this.session.withdraw(cardId, input.amount));
+    return this.own(
+      cardId,
+      'Debit',
+      () => this.session.withdraw(cardId, input.amount),
+      (r) => r.transactionId,
+    );
   }
   freeze(cardId: string): Promise<StatusChange> {
     return this.refusing(() => this.session.freeze(cardId));
@@ -173,23 +296,31 @@ class RemoteAccount implements CardAccount {
   unfreeze(cardId: string): Promise<StatusChange> {
     return this.refusing(() => this.session.unfreeze(cardId));
   }
+  /** Spec 4.11: the balance left goes back to the wallet, a debit of the card (its transaction id null when there was none). */
   close(cardId: string): Promise<CloseResult> {
-    return this.refusing(() => this.session.close(cardId));
+    return this.own(
+      cardId,
+      'Debit',
+      () => this.session.close(cardId),
+      (r) => r.transactionId,
+    );
   }
   async listTransactions(query: TransactionsQuery): Promise<Page<CardTransaction>> {
-    const page = await this.refusing(() =>
-      this.session.listTransactions({
-        ...(query.page === undefined ? {} : { page: query.page }),
-        ...(query.limit === undefined ? {} : { limit: query.limit }),
-        ...(query.card_id === undefined ? {} : { cardId: query.card_id }),
-      }),
+    const page = await this.refusing(
+      () =>
+        this.session.listTransactions({
+          ...(query.page === undefined ? {} : { page: query.page }),
+          ...(query.limit === undefined ? {} : { limit: query.limit }),
+          ...(query.card_id === undefined ? {} : { cardId: query.card_id }),
+        }),
+      true,
     );
     // Card ids seen in the user's transactions are cards the bot now knows.
     for (const id of new Set(page.data.map((t) => t.cardId))) await this.known.remember(this.userId, id);
     return page;
   }
   listOtps(cardId: string): Promise<OtpList> {
-    return this.refusing(() => this.session.listOtps(cardId));
+    return this.refusing(() => this.session.listOtps(cardId), true);
   }
   private async requestOtpByEmail(cardId: string): Promise<RequestedOtp | undefined> {
     const requested = await this.refusing(() => this.session.requestOtp(cardId));
@@ -213,6 +344,8 @@ export interface RemoteCardServiceDeps {
   /** The card-data key: seals each link's token, bound to its chat. */
   cipher: Pick<CardDataCipher, 'encrypt' | 'decrypt'>;
   known: KnownCards;
+  /** How long after a 401 the token is asked about again before its links end (`tokenRefusalConfirmed`'s default). */
+  confirmRefusalMs?: number;
 }
 
 /**
@@ -234,7 +367,15 @@ export function remoteCardService(deps: RemoteCardServiceDeps): CardServicePort 
     if (chats.length > 0) logger.warn({ chats: chats.length }, 'the card service refused a linked token: its chats are unlinked and told');
   };
   const accountFor = (token: string) =>
-    new RemoteAccount(token, hashToken(token), client.as(token), known, onTokenRefused, client.capabilities().otpRequest !== 'absent');
+    new RemoteAccount(
+      token,
+      hashToken(token),
+      client.as(token),
+      known,
+      onTokenRefused,
+      client.capabilities().otpRequest !== 'absent',
+      deps.confirmRefusalMs,
+    );
 
   return {
     mode: 'remote',
@@ -263,23 +404,34 @@ export function remoteCardService(deps: RemoteCardServiceDeps): CardServicePort 
   };
 }
 
-/** The users linked to the remote service and a token of each (read from their chats' sealed links). */
+/**
+ * The users linked to the remote service, a token of each (read from their chats' sealed links) and when the
+ * newest of their links was made (a token refused before and linked since is polled again).
+ */
 export async function linkedRemoteUsers(
   db: Db,
   cipher: Pick<CardDataCipher, 'decrypt'>,
   logger: Logger,
-): Promise<{ userId: string; token: string }[]> {
-  const users = new Map<string, string>();
-  for (const link of await sealedTokenLinks(db as unknown as BotDb)) {
-    if (users.has(link.userId)) continue;
+): Promise<{ userId: string; token: string; linkedAt: string }[]> {
+  const users = new Map<string, { token: string; linkedAt: string }>();
+  const links = await (db as unknown as BotDb)
+    .selectFrom('bot_chat_links')
+    .select(['chat_id', 'user_id', 'sealed_token', 'linked_at'])
+    .where('sealed_token', 'is not', null)
+    .orderBy('linked_at')
+    .execute();
+  for (const link of links) {
+    const chatId = Number(link.chat_id);
+    const known = users.get(link.user_id);
+    if (known) {
+      known.linkedAt = link.linked_at;
+      continue;
+    }
     try {
-      users.set(link.userId, cipher.decrypt(link.sealed, linkTokenContext(link.chatId)));
+      users.set(link.user_id, { token: cipher.decrypt(link.sealed_token!, linkTokenContext(chatId)), linkedAt: link.linked_at });
     } catch (error) {
-      logger.error(
-        { chatId: link.chatId, reason: (error as Error).message },
-        'a linked token could not be opened; that chat is not polled',
-      );
+      logger.error({ chatId, reason: (error as Error).message }, 'a linked token could not be opened; that chat is not polled');
     }
   }
-  return [...users].map(([userId, token]) => ({ userId, token }));
+  return [...users].map(([userId, user]) => ({ userId, ...user }));
 }

@@ -31,6 +31,8 @@ export function topupConversation(s: Services) {
     const canTake = Math.min(topupMax, before.ok?.maxAmount ?? topupMax);
     if (canTake < topupMin) return void (await ctx.reply(ctx.t('topup-nothing-now', { min: localMoney(topupMin) })));
     let prompt = ctx.t('topup-ask', { name: card.ok.name, min: localMoney(topupMin), max: localMoney(canTake) });
+    // A remote card the bot did not create: its limit is not known here, and the service counts a refused attempt.
+    if (before.ok && 'limitUnknown' in before.ok && before.ok.limitUnknown) prompt = `${prompt}\n${ctx.t('topup-limit-unknown')}`;
     const presets = TOPUP_PRESETS.filter((preset) => preset <= canTake);
     let typed = given !== undefined && s.cards.rules.schemas.topup.safeParse({ amount: given / 100 }).success ? given : undefined;
     for (;;) {
@@ -43,23 +45,23 @@ export function topupConversation(s: Services) {
         continue;
       }
       const q = quote.ok;
+      // The quote's refusal (the service's, or the bounds of the card's plan the bot knows): an amount over
+      // what the card or the wallet takes is asked again, with the most that would pass; any other ends the flow.
+      const refusal = q?.refusal;
+      if (refusal && !refusesTheAmount(refusal)) return sayRefusal(ctx, refusal);
+      if (refusal) {
+        const maxAmount = q?.maxAmount ?? topupMax;
+        if (maxAmount < topupMin) {
+          return void (await ctx.reply(`${refusalMessage(ctx.t, refusal)}\n${ctx.t('topup-nothing-now', { min: localMoney(topupMin) })}`));
+        }
+        prompt = `${refusalMessage(ctx.t, refusal)}\n${ctx.t('topup-max-now', { max: localMoney(maxAmount) })}`;
+        continue;
+      }
       let text: string;
-      if (q === undefined) {
+      if (q === undefined || 'feeUnknown' in q) {
         // A service with no quote: the fee is known once the top-up is done.
         text = ctx.t('topup-confirm-unquoted', { name: card.ok.name, amount: localMoney(amount) });
       } else {
-        const refusal = q.refusal;
-        if (refusal && !refusesTheAmount(refusal)) return sayRefusal(ctx, refusal);
-        if (refusal) {
-          const maxAmount = q.maxAmount ?? topupMax;
-          if (maxAmount < topupMin) {
-            return void (await ctx.reply(
-              `${refusalMessage(ctx.t, refusal)}\n${ctx.t('topup-nothing-now', { min: localMoney(topupMin) })}`,
-            ));
-          }
-          prompt = `${refusalMessage(ctx.t, refusal)}\n${ctx.t('topup-max-now', { max: localMoney(maxAmount) })}`;
-          continue;
-        }
         const wallet = await walletAfter(conversation, q.walletBalance);
         text = ctx.t('topup-quote', {
           amount: localMoney(q.amount ?? amount),

@@ -69,8 +69,10 @@ export function cardView(t: T, card: Card, plan: Plan | undefined): string {
     limit: localMoneyOrNone(card.limit ?? plan?.limit),
     deposit: localMoneyOrNone(card.deposit),
   });
-  // A card being issued: what its wallet holds for it.
-  return card.status === 'processing' ? `${view}\n${t('card-processing-note', { fee: localMoney(card.heldFee ?? 0) })}` : view;
+  // A card being issued: what its wallet holds for it (a remote card the bot did not create: the fee is not known, so not named).
+  if (card.status !== 'processing') return view;
+  const note = card.heldFee === undefined ? t('card-processing-note-no-fee') : t('card-processing-note', { fee: localMoney(card.heldFee) });
+  return `${view}\n${note}`;
 }
 
 /**
