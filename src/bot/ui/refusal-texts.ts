@@ -159,9 +159,11 @@ export function refusalText(t: T, refusal: Refusal): string {
 /**
  * A refusal of a card's closure: the withdrawals' cooldown, which closures share, said as the wait before
  * the card can be closed (the service words it as one between withdrawals); any other as `refusalText`.
+ * A wait of the whole period is said as "within": a service that words the refusal without the time left
+ * (remote mode, no `Retry-After`) is read as the whole period, which is then the most it can be.
  */
 export function closeRefusalText(t: T, refusal: Refusal): string {
   if (refusal.code !== 'WITHDRAW_COOLDOWN' || refusal.params === undefined) return refusalText(t, refusal);
   const { minutes, seconds } = refusal.params as ParamsOf<'WITHDRAW_COOLDOWN'>;
-  return t('close-cooldown', { minutes, wait: duration(t, seconds) });
+  return t('close-cooldown', { minutes, wait: seconds >= minutes * 60 ? 'full' : duration(t, seconds) });
 }

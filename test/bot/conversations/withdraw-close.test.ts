@@ -85,6 +85,44 @@ describe('the withdraw and close conversations', () => {
     assert.equal((await h.t.core.getCard(me.caller, card.id)).status, 'closed');
   });
 
+  it('Close after a withdrawal says the wait before any Confirm, in words about closing, in English and in Russian', async () => {
+    const h = await createHarness();
+    const me = await h.linkedCustomer(9205);
+    const card = await newCard(h.t, me);
+    await h.t.core.topup(me.caller, card.id, { amount: 3_000 });
+    await h.t.core.withdraw(me.caller, card.id, { amount: 500 });
+    h.t.clock.advance(3 * 60_000);
+    let calls = await h.send(callbackUpdate({ id: 9205 }, `c:close:${card.id}`, 31));
+    assert.deepEqual(texts(calls), [
+      'You can close this card in 12 min: a card can be closed 15 minutes after its last withdrawal. Nothing was done.',
+    ]);
+    assert.throws(() => buttonData(calls, 'Confirm'), 'no Confirm for a close that would be refused');
+    calls = await h.send(callbackUpdate({ id: 9205, languageCode: 'ru' }, `c:close:${card.id}`, 31));
+    assert.deepEqual(texts(calls), [
+      'Закрыть эту карту можно будет через 12 мин: карту можно закрыть не раньше чем через 15 минут после последнего вывода. Ничего не сделано.',
+    ]);
+    // Once it has passed, Close asks as before.
+    h.t.clock.advance(12 * 60_000);
+    calls = await h.send(callbackUpdate({ id: 9205 }, `c:close:${card.id}`, 31));
+    calls = await h.send(callbackUpdate({ id: 9205 }, buttonData(calls, 'Confirm')));
+    assert.match(texts(calls).join('\n'), /Card closed\. \$25\.00 returned/);
+  });
+
+  it('a service that quotes no withdrawal: the cooldown refusal after Confirm is worded about closing', async () => {
+    // As in remote mode: no quote, so the wait is known only from the refusal.
+    const h = await createHarness({ core: { quoteWithdrawal: (async () => undefined) as never } });
+    const me = await h.linkedCustomer(9206);
+    const card = await newCard(h.t, me);
+    await h.t.core.topup(me.caller, card.id, { amount: 3_000 });
+    await h.t.core.withdraw(me.caller, card.id, { amount: 500 });
+    let calls = await h.send(callbackUpdate({ id: 9206 }, `c:close:${card.id}`, 32));
+    calls = await h.send(callbackUpdate({ id: 9206 }, buttonData(calls, 'Confirm')));
+    assert.deepEqual(texts(calls), [
+      'You can close this card within 15 minutes: a card can be closed 15 minutes after its last withdrawal. Nothing was done.',
+    ]);
+    assert.equal((await h.t.core.getCard(me.caller, card.id)).status, 'active');
+  });
+
   it('a flow left idle expires: the late answer is told so and does nothing', async () => {
     const h = await createHarness({ config: { conversationIdleMs: 60_000 } });
     const me = await h.linkedCustomer(9203);
