@@ -232,3 +232,30 @@ describe('HTTP_TRUST_PROXY', () => {
     }
   });
 });
+
+describe('CARD_SERVICE_URL (remote mode)', () => {
+  it('plain http:// is refused at the settings check unless on this machine, naming the setting and the fix', () => {
+    for (const url of ['http://cards.example', 'http://10.0.0.5:8080', 'http://[2001:db8::1]', 'http://127.0.0.1.example.com']) {
+      assert.throws(
+        () => loadConfig({ CARD_SERVICE_URL: url }),
+        (error: unknown) =>
+          error instanceof ConfigError &&
+          /CARD_SERVICE_URL: plain http:\/\/ would send every user's API token .* unencrypted: use the service's https:\/\/ URL/.test(
+            error.message,
+          ),
+        url,
+      );
+    }
+  });
+
+  it('takes https:// anywhere, and http:// on loopback: 127.0.0.0/8, localhost, [::1]', () => {
+    for (const url of [
+      'https://cards.example',
+      'http://127.0.0.1:8080',
+      'http://127.1.2.3',
+      'http://localhost:9000/base',
+      'http://[::1]:8080',
+    ])
+      assert.equal(loadConfig({ CARD_SERVICE_URL: url }).CARD_SERVICE_URL, url);
+  });
+});

@@ -99,6 +99,11 @@ const configSchema = z.object({
   CARD_SERVICE_URL: z
     .url({ protocol: /^https?$/, error: "an http:// or https:// URL (the service's base, without /api/v1)" })
     .refine((url) => !url.includes('?') && !url.includes('#'), { error: 'a base URL, without a query or fragment' })
+    .refine((url) => !url.startsWith('http:') || isLoopbackUrl(url), {
+      error:
+        "plain http:// would send every user's API token and their cards' details unencrypted: use the service's https:// URL " +
+        '(http:// only on this machine: 127.0.0.1, localhost or [::1])',
+    })
     .optional(),
   /** Remote mode: how often each linked user's known cards are polled for new OTPs and transactions. */
   CARD_SERVICE_POLL_SECONDS: z.coerce.number().int().min(1).max(3_600).default(15),
@@ -177,6 +182,13 @@ function trustProxyOption(value: string | undefined): false | number | string[] 
   if (value === undefined || value === 'false') return false;
   if (/^[1-9]$/.test(value)) return Number(value);
   return value.split(',').map((part) => part.trim());
+}
+
+/** Whether a URL's host is this machine: 127.0.0.0/8, localhost or [::1]. */
+function isLoopbackUrl(value: string): boolean {
+  if (!URL.canParse(value)) return false;
+  const host = new URL(value).hostname;
+  return host === 'localhost' || host === '[::1]' || (isIP(host) === 4 && host.startsWith('127.'));
 }
 
 /** An IPv4 or IPv6 address, with or without a `/bits` prefix length: `10.0.0.0/8`, `::1`. */
