@@ -1,9 +1,12 @@
 import { Composer, GrammyError } from 'grammy';
 import { isCardServiceError, hashToken } from '../card-service/from-core.js';
 import type { BotContext } from '../context.js';
-import { refusalMessage, toRefusal } from '../ui/refusal-texts.js';
+import { duration, refusalMessage, toRefusal } from '../ui/refusal-texts.js';
 import { localeOf } from '../ui/i18n.js';
+import { getOrCreate } from '../../infra/get-or-create.js';
 import { loggableError } from '../../infra/log-safe.js';
+import { type Counts, LocalWindowCounts, WindowCounts } from '../../infra/window-counts.js';
+import { ServiceBusyError } from '../../remote/budget.js';
 import { chatLocaleKey } from '../store/kv-keys.js';
 import { readChatRecord } from '../store/chat-record.js';
 import { writeKv } from '../store/kv.js';
@@ -12,6 +15,23 @@ import { mainMenuText, type MainMenu } from './menu.js';
 
 /** Our API tokens are caught earlier (token-scan.ts); in an unlinked chat anything token-like is tried as one. */
 const TOKEN_SHAPE = /^\S{16,200}$/;
+
+/**
+ * How often one chat may have a token checked by a remote service (remote mode): each check is a request
+ * in the service's budget, and anyone who writes to the bot can send texts that look like tokens. One more
+ * is answered at once with the wait, and asks the service nothing.
+ */
+export const LINK_ATTEMPTS = { limit: 3, windowMs: 60_000 } as const;
+
+/** The link attempts counted per chat; with Redis, one count for every process. */
+const linkAttempts = new WeakMap<Services, Counts>();
+
+/** Counts a link attempt of the chat; the seconds to wait when it is one too many. */
+async function tooManyAttempts(s: Services, chatId: number): Promise<number | undefined> {
+  const counts = getOrCreate(linkAttempts, s, () => (s.redis ? new WindowCounts(s.redis, s.logger) : new LocalWindowCounts()));
+  const [attempt] = await counts.count([{ key: `bot:link:${chatId}`, windowMs: LINK_ATTEMPTS.windowMs }]);
+  return attempt!.count > LINK_ATTEMPTS.limit ? attempt!.ttlMs / 1000 : undefined;
+}
 
 /**
  * Reads a private chat's link and conversation state in one statement, for the conversations plugin
@@ -76,8 +96,16 @@ export function replyNotDeleted(ctx: BotContext, text = ctx.t('token-not-deleted
   return ctx.reply(text, { reply_parameters: { message_id: ctx.msg!.message_id, allow_sending_without_reply: true } });
 }
 
-/** Links the chat to `token` (leaving any flow under the old link); the message carrying it is deleted already. */
+/**
+ * Links the chat to `token` (leaving any flow under the old link); the message carrying it is deleted already.
+ * In front of a remote service a chat's checks are limited (`LINK_ATTEMPTS`), and a check the service's
+ * budget has no room for is refused at once: the chat is told to wait, or to try again shortly.
+ */
 export async function linkChat(s: Services, mainMenu: MainMenu, ctx: BotContext, token: string): Promise<void> {
+  if (s.cards.mode === 'remote') {
+    const wait = await tooManyAttempts(s, ctx.chat!.id);
+    if (wait !== undefined) return void (await ctx.reply(ctx.t('link-too-many', { wait: duration(ctx.t, wait) })));
+  }
   try {
     const account = await s.cards.checkToken(token);
     const chatId = ctx.chat!.id;
@@ -93,6 +121,7 @@ export async function linkChat(s: Services, mainMenu: MainMenu, ctx: BotContext,
     ctx.logger.info({ userId: account.userId, chatId: ctx.chat!.id }, 'chat linked');
     await ctx.reply(`${ctx.t('link-ok')}\n\n${mainMenuText(ctx)}`, { reply_markup: mainMenu });
   } catch (error) {
+    if (error instanceof ServiceBusyError) return void (await ctx.reply(ctx.t('link-busy')));
     if (!isCardServiceError(error)) throw error;
     await ctx.reply(ctx.t('link-refused', { message: refusalMessage(ctx.t, toRefusal(error)) }));
   }
