@@ -97,6 +97,14 @@ export class FakeCardService {
   otpRequest = true;
   /** Set: requests that match hang until the socket is destroyed (a request lost after it was sent). */
   hang?: (method: string, path: string) => boolean;
+  /** Set: every request is answered 401 until then (ms since the epoch), whatever its token: a service restarting, a proxy's hiccup. */
+  unauthorizedUntil = 0;
+  /** The next this many requests are answered 401, whatever their token. */
+  unauthorizedNext = 0;
+  /** Set: a request that matches is carried out at once, and its answer sent this many ms later (the watcher may read its outcome meanwhile). */
+  answerDelay?: (method: string, path: string) => number;
+  /** How a transaction's side is written in the list (the spec's `Debit`/`Credit` by default; some services write `debit`). */
+  sideText: (side: 'Debit' | 'Credit') => string = (side) => side;
   private server?: Server;
   private readonly sockets = new Set<Socket>();
   private readonly now: () => number;
@@ -185,12 +193,21 @@ export class FakeCardService {
     this.requests.push({ method, path, idempotencyKey: request.headers['idempotency-key'] !== undefined, at: this.now() });
     if (this.hang?.(method, path)) return;
     if (this.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, this.delayMs));
+    const answerDelayMs = this.answerDelay?.(method, path) ?? 0;
     const send = (status: number, body: Record<string, unknown>): true => {
-      response.writeHead(status, { 'content-type': 'application/json' });
-      response.end(JSON.stringify(body));
+      const write = () => {
+        response.writeHead(status, { 'content-type': 'application/json' });
+        response.end(JSON.stringify(body));
+      };
+      if (answerDelayMs > 0) setTimeout(write, answerDelayMs);
+      else write();
       return true;
     };
     if (this.down) return send(503, { success: false, message: 'Service Unavailable' });
+    if (this.unauthorizedNext > 0 || Date.now() < this.unauthorizedUntil) {
+      if (this.unauthorizedNext > 0) this.unauthorizedNext--;
+      return send(401, { success: false, message: 'Unauthorized' });
+    }
     const token = /^Bearer (.+)$/.exec(request.headers.authorization ?? '')?.[1];
     const user = token === undefined ? undefined : this.users.get(token);
     if (!user) return send(401, { success: false, message: 'Unauthorized' });
@@ -374,7 +391,7 @@ export class FakeCardService {
               card_id: t.cardId,
               card_name: card.name,
               status: t.status,
-              side: t.side,
+              side: this.sideText(t.side),
               amount: amount(t.amount),
               currency: 'USD',
               type: t.type,

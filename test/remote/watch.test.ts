@@ -390,6 +390,136 @@ describe('remote watch: pushes without events, against a service written from th
     assert.ok(requestsFor(kept.cards[0]!) > keptBefore, 'the other user is still polled');
   });
 
+  test('one 401 is asked about again: a token refused once, then answered, keeps its polls', async (t) => {
+    const core = await useCore(t, 'sqlite');
+    const db = core.database.db;
+    const user = await remoteUser(core, 1);
+    const w = watcher(t, { db, users: async () => [{ userId: user.userId, token: user.token }], pollSeconds: 0.1 });
+    await w.known.watch(user.userId, user.cards[0]!, Date.now() + 60_000, new Date());
+    await eventually('the card is polled', async () => requestsFor(user.cards[0]!) >= 2);
+    fake.unauthorizedNext = 1;
+    await eventually('the 401 was answered', () => fake.unauthorizedNext === 0);
+    const after = requestsFor(user.cards[0]!);
+    await sleep(1_500);
+    assert.deepEqual(w.refused, [], 'not ended: the health check asked again took the token');
+    assert.ok(requestsFor(user.cards[0]!) > after + 3, 'still polled');
+    assert.ok(
+      fake.requests.some((r) => r.path === '/api/v1/health'),
+      'the token was asked about again',
+    );
+  });
+
+  test('a token refused twice is left alone until it is linked again, then polled again: its next OTP is recorded', async (t) => {
+    const core = await useCore(t, 'sqlite');
+    const db = core.database.db;
+    const user = await remoteUser(core, 1);
+    const [card] = user.cards as [string];
+    let linkedAt = new Date().toISOString();
+    const w = watcher(t, { db, users: async () => [{ userId: user.userId, token: user.token, linkedAt }], pollSeconds: 0.1 });
+    await w.known.remember(user.userId, card, new Date(), { fresh: true });
+    await w.known.watch(user.userId, card, Date.now() + 60_000, new Date());
+    await eventually('the card is polled', async () => requestsFor(card) >= 2);
+    // The service refuses every token for 1.5 s (a restart): the 401 and the question asked again both fall in it.
+    fake.unauthorizedUntil = Date.now() + 1_500;
+    await eventually('the refusal is reported', () => w.refused.length > 0, { timeoutMs: 3_000 });
+    await sleep(Math.max(0, fake.unauthorizedUntil - Date.now()) + 500);
+    // Still listed with the link it had (its end not seen yet): not polled.
+    const quiet = requestsFor(card);
+    await sleep(600);
+    assert.ok(requestsFor(card) <= quiet + 1, 'a refused token is not polled while its old link is listed');
+    // Linked again: polled again, and an OTP that comes reaches the outbox within two seconds.
+    linkedAt = new Date().toISOString();
+    w.wake();
+    const otp = fake.addOtp(card, '515151');
+    const added = Date.now();
+    await eventually(
+      'the OTP is recorded',
+      async () => (await outboxOf(db, user.userId)).some((e) => e.kind === 'otp' && e.otpId === otp.id),
+      {
+        timeoutMs: 2_000,
+      },
+    );
+    assert.ok(Date.now() - added < 2_000);
+    assert.deepEqual(w.refused, [user.userId], 'told once');
+  });
+
+  for (const dialect of dialects())
+    test(`the bot's own operations are not news: held back while under way (for every instance), never recorded once settled (${dialect})`, async (t) => {
+      const core = await useCore(t, dialect);
+      const db = core.database.db;
+      const user = await remoteUser(core, 1);
+      const [card] = user.cards as [string];
+      const users = async () => [{ userId: user.userId, token: user.token }];
+      // Two instances on one database.
+      const one = watcher(t, { db, users, pollSeconds: 0.1 });
+      watcher(t, { db, users, pollSeconds: 0.1 });
+      await eventually('the user was baselined', async () =>
+        Boolean((await remoteTables(db).selectFrom('bot_remote_users').select('baselined_at').executeTakeFirst())?.baselined_at),
+      );
+      const me = client().as(user.token);
+      // A top-up under way: its transaction is at the service before its answer is back.
+      const topupOp = await one.known.beginOwn(user.userId, card, 'Credit', Date.now() + 60_000);
+      const topup = await me.topup(card, 2_500);
+      // A purchase on the card meanwhile (the other side) is news, and is recorded.
+      const purchase = fake.purchase(card, 300, 'Kiosk');
+      await eventually('the purchase is recorded', async () =>
+        (await outboxOf(db, user.userId)).some((e) => e.kind === 'card_transaction' && e.transactionId === purchase.id),
+      );
+      await sleep(500);
+      const events = async () => (await outboxOf(db, user.userId)).filter((e) => e.kind === 'card_transaction').map((e) => e.transactionId);
+      assert.ok(!(await events()).includes(topup.transactionId), 'the top-up under way is held back');
+      await one.known.settleOwn(topupOp, user.userId, topup.transactionId, new Date());
+      await sleep(600);
+      assert.ok(!(await events()).includes(topup.transactionId), 'settled: marked seen, never recorded');
+      assert.equal(
+        (await remoteTables(db).selectFrom('bot_remote_own_operations').selectAll().execute()).length,
+        0,
+        'the operation row went with its answer',
+      );
+
+      // One whose outcome was not known (no transaction id came back): its transaction, once there, is news after all.
+      const lostOp = await one.known.beginOwn(user.userId, card, 'Debit', Date.now() + 60_000);
+      const withdrawal = await me.withdraw(card, 100);
+      await sleep(500);
+      assert.ok(!(await events()).includes(withdrawal.transactionId));
+      await one.known.settleOwn(lostOp, user.userId, null, new Date());
+      await eventually('the withdrawal is recorded', async () => (await events()).includes(withdrawal.transactionId));
+      assert.deepEqual(
+        (await events()).filter((id) => id === withdrawal.transactionId),
+        [withdrawal.transactionId],
+        'once',
+      );
+    });
+
+  test('a side written in lower case reads as the spec says it: debit is a Debit, credit a Credit', async (t) => {
+    const core = await useCore(t, 'sqlite');
+    const db = core.database.db;
+    const user = await remoteUser(core, 1);
+    const [card] = user.cards as [string];
+    fake.sideText = (side) => side.toLowerCase();
+    t.after(() => {
+      fake.sideText = (side) => side;
+    });
+    watcher(t, { db, users: async () => [{ userId: user.userId, token: user.token }], pollSeconds: 0.1 });
+    await eventually('the user was baselined', async () =>
+      Boolean((await remoteTables(db).selectFrom('bot_remote_users').select('baselined_at').executeTakeFirst())?.baselined_at),
+    );
+    const purchase = fake.purchase(card, 200, 'Bakery');
+    const topup = await client().as(user.token).topup(card, 1_000);
+    const page = await client().as(user.token).listTransactions({ limit: 5 });
+    assert.deepEqual(
+      page.data.filter((t) => t.id === purchase.id || t.id === topup.transactionId).map((t) => t.side),
+      ['Credit', 'Debit'],
+      'the statement reads the sides',
+    );
+    await eventually('both are recorded', async () => (await outboxOf(db, user.userId)).length >= 2);
+    const sides = Object.fromEntries(
+      (await outboxOf(db, user.userId)).map((e) => [(e as CardTransactionEvent).transactionId, (e as CardTransactionEvent).side]),
+    );
+    assert.equal(sides[purchase.id], 'Debit');
+    assert.equal(sides[topup.transactionId], 'Credit');
+  });
+
   test('a card the service does not find is forgotten', async (t) => {
     const core = await useCore(t, 'sqlite');
     const { database } = core;
