@@ -413,5 +413,6 @@ async function answerText(response: Response, maxBytes: number): Promise<string>
     }
     chunks.push(value);
   }
-  return Buffer.concat(chunks, length).toString('utf8');
+  // As `response.text()` reads it: UTF-8, a byte-order mark dropped.
+  return new TextDecoder().decode(Buffer.concat(chunks, length));
 }
