@@ -293,11 +293,14 @@ export function createRemoteCardClient(options: RemoteClientOptions) {
   /** What one user (one token) may do at the service. */
   function as(token: string) {
     return {
+      /** Spec 4.1: also the token test (a refused token throws `INVALID_TOKEN`), in the caller's lane. */
+      health: () => get(token, { path: '/api/v1/health', shape: shapes.health }),
       /**
-       * Spec 4.1: also the token test (a refused token throws `INVALID_TOKEN`), the one request a stranger
-       * can cause: in the budget's link lane, and a 429 is not tried again (`ServiceBusyError`).
+       * The check of a token sent to link a chat (spec 4.1's health check): the one request a stranger can
+       * cause, so it takes the budget's small link lane (a full lane refuses it at once) and a 429 is not
+       * tried again; both throw `ServiceBusyError`.
        */
-      health: () => get(token, { path: '/api/v1/health', shape: shapes.health, lane: 'link' }),
+      checkToken: () => get(token, { path: '/api/v1/health', shape: shapes.health, lane: 'link' }),
       listBins: () => get(token, { path: '/api/v1/bins', shape: shapes.binList }),
       listPlans: () => get(token, { path: '/api/v1/card-plans', shape: shapes.planList }),
       /** The extension `GET /api/v1/cards`; undefined when the service has no listing. */

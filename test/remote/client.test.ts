@@ -368,12 +368,16 @@ describe('remote card-service client: link checks and the request timeout', () =
     status = 429;
     seen.length = 0;
     const me = createRemoteCardClient({ baseUrl: url, timeoutMs: 2_000, retryDelayMs: 1 }).as('t');
-    await assert.rejects(me.health(), (error: unknown) => {
+    await assert.rejects(me.checkToken(), (error: unknown) => {
       assert.ok(error instanceof ServiceBusyError, String(error));
       assert.equal(error.status, 429);
       return true;
     });
     assert.deepEqual(seen, ['GET /api/v1/health']);
+    // The same health check of a linked user's token (a 401 asked about again) is a read like the others, retried.
+    seen.length = 0;
+    await assert.rejects(me.health(), ServiceUnavailableError);
+    assert.equal(seen.length, 3);
     // Another read is retried as before.
     seen.length = 0;
     await assert.rejects(me.walletBalance(), ServiceUnavailableError);

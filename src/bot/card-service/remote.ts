@@ -383,7 +383,7 @@ export function remoteCardService(deps: RemoteCardServiceDeps): CardServicePort 
     /** The spec's health check takes the token for exactly this. */
     async checkToken(token) {
       try {
-        await client.as(token).health();
+        await client.as(token).checkToken();
       } catch (error) {
         throw asRefusal(error);
       }
