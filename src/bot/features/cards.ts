@@ -81,7 +81,6 @@ const BY_STATE: ReadonlySet<CardAction> = new Set<CardAction>([
   'freeze',
   'unfreeze',
   'details',
-  'watch',
   'alertfreeze',
 ]);
 
@@ -105,7 +104,7 @@ async function act(ctx: BotContext, s: Services, data: Extract<CallbackData, { k
   const account = accountOf(ctx);
   // The card as it is now, for a button that depends on its state (also refusing a card that is not the caller's).
   const card = BY_STATE.has(data.action) ? await account.getCard(cardId) : undefined;
-  if (card && !cardOffers(card, data.action, { watch: true })) return redrawStale(ctx, s, card, data.action);
+  if (card && !cardOffers(card, data.action)) return redrawStale(ctx, s, card, data.action);
   switch (data.action) {
     case 'view':
       await show(ctx, await cardScreen(ctx, s, cardId));
@@ -167,7 +166,9 @@ async function act(ctx: BotContext, s: Services, data: Extract<CallbackData, { k
     }
     case 'watch': {
       if (s.cards.watchCard === undefined) return ctx.t('button-expired');
-      // The card was read above: one that is not the caller's (or gone) is refused before anything is watched.
+      // Also under an OTP list (a message of its own), so not checked as a view's button: read to refuse a card
+      // that is not the caller's (or gone) before anything is watched.
+      await account.getCard(cardId);
       await s.cards.watchCard(account, cardId);
       return ctx.t('watch-started', { minutes: 5 });
     }
