@@ -72,18 +72,22 @@ for (const dialect of dialects()) {
       a.start();
       b.start();
       for (let i = 20; i < 40; i++) await simulate(i % 2 ? a : b, i);
-      for (const shop of shops) for (const chatId of chats) await server.nextMessage(chatId, mark, shop);
       await outboxDrained(a);
 
-      const twice = shops.flatMap((shop) =>
-        chats.filter((chatId) => pushes(server, mark, chatId, shop).length !== 1).map((c) => `${shop}→${c}`),
-      );
-      assert.deepEqual(twice, [], 'each (event, chat) pushed exactly once');
-      assert.equal(
-        server.calls.slice(mark).filter((c) => c.method === 'sendMessage').length,
-        shops.length * chats.length,
-        'nothing else was sent',
-      );
+      // Several OTPs of a chat pending past its pace go as one message (the newest shown, the others counted).
+      for (const chatId of chats) {
+        const texts = server.calls
+          .slice(mark)
+          .filter((c) => c.method === 'sendMessage' && c.payload.chat_id === chatId)
+          .map((c) => String(c.payload.text));
+        const twice = shops.filter((shop) => texts.filter((text) => text.includes(shop)).length > 1);
+        assert.deepEqual(twice, [], `each event shown at most once in ${chatId}`);
+        const shown = shops.filter((shop) => texts.some((text) => text.includes(shop))).length;
+        const merged = texts.reduce((sum, text) => sum + Number(/(\d+) earlier codes? not shown/.exec(text)?.[1] ?? 0), 0);
+        assert.equal(shown + merged, shops.length, `every event reached ${chatId}, and nothing else was sent:\n${texts.join('\n')}`);
+        assert.ok(texts.every((text) => /Shop \d\d/.test(text)));
+        assert.ok(texts.length < shops.length, 'merged into fewer messages than events');
+      }
     });
 
     test('events held by a process that died are pushed once its claim lapses, only to the chats it had not reached', async (ctx) => {
