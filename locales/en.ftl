@@ -178,6 +178,17 @@ otp-push = 🔑 OTP { $code } for “{ $name }” ({ $masked }){ $payment ->
     [amount] : a payment of { $amount }
    *[none] {""}
 }. Deleted in { $ttl } s.
+otp-push-many-title = 🔑 { $count } new OTPs, newest last:
+otp-push-many-line = { $code } for “{ $name }” ({ $masked }){ $payment ->
+    [merchant] : { $amount } at { $merchant }
+    [amount] : a payment of { $amount }
+   *[none] {""}
+}
+otp-push-many-earlier = { $count ->
+    [one] 1 earlier code not shown
+   *[other] { $count } earlier codes not shown
+} (too many at once); the card's OTP list has the recent ones.
+otp-push-many-ttl = Deleted in { $ttl } s.
 tx-push-approved = 💸 { $side } { $amount } at { $merchant } on “{ $name }” ({ $masked }). Balance { $balance }.
 tx-push-declined = ⛔ Declined { $amount } at { $merchant } on “{ $name }” ({ $masked }): { $reason }.
 tx-none = No transactions.

@@ -187,6 +187,14 @@ otp-push = 🔑 OTP { $code } для «{ $name }» ({ $masked }){ $payment ->
     [amount] : платёж на { $amount }
    *[none] {""}
 }. Удалится через { $ttl } с.
+otp-push-many-title = 🔑 Новые OTP ({ $count }), последний внизу:
+otp-push-many-line = { $code } для «{ $name }» ({ $masked }){ $payment ->
+    [merchant] : { $amount }, { $merchant }
+    [amount] : платёж на { $amount }
+   *[none] {""}
+}
+otp-push-many-earlier = Более ранних кодов не показано: { $count } (слишком много сразу); последние есть в списке OTP карты.
+otp-push-many-ttl = Удалится через { $ttl } с.
 tx-push-approved = 💸 { $side } { $amount }, { $merchant }, «{ $name }» ({ $masked }). Баланс { $balance }.
 tx-push-declined = ⛔ Отклонено { $amount }, { $merchant }, «{ $name }» ({ $masked }): { $reason }.
 tx-none = Операций нет.
