@@ -219,7 +219,7 @@ describe('the bot over real Bot API traffic', () => {
     // Close: the irreversible warning, confirm, the balance back in the wallet.
     // (Closing returns the balance like a withdrawal, so right after one the core refuses it: said before any Confirm.)
     press = alice.press(cardView, 'Close card');
-    const wait = await server.nextMessage(alice.chatId, press.mark, 'You can close this card in');
+    const wait = await server.nextMessage(alice.chatId, press.mark, 'You can close this card');
     assert.match(
       wait.text,
       /^You can close this card (within 15 minutes|in 14 min \d+ s): a card can be closed 15 minutes after its last withdrawal\./,
