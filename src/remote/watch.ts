@@ -383,8 +383,9 @@ export function startRemoteWatch(options: RemoteWatchOptions): RemoteWatch {
     const { items, seen } = await readBackToSeen(due.userId, session, page, baselined ? maxPages : 1);
     // The bot's own operation under way on a card: its transaction waits (not marked seen) until its answer
     // marks it seen. Read after the page: an operation settled since left its transaction seen, so not recorded.
-    const own = baselined ? await known.ownUnderWay(due.userId, clock.now().getTime()) : new Set<string>();
-    const news = items.filter((t) => !seen.has(t.id) && settled(t) !== undefined && !own.has(ownKey(t.cardId, t.side)));
+    const unseen = items.filter((t) => !seen.has(t.id) && settled(t) !== undefined);
+    const own = baselined && unseen.length > 0 ? await known.ownUnderWay(due.userId, clock.now().getTime()) : new Set<string>();
+    const news = unseen.filter((t) => !own.has(ownKey(t.cardId, t.side)));
     if (baselined && news.length === 0) return;
     // The card's balance after each new transaction: its balance now, taken back through the later ones.
     const balances = new Map<string, Cents>();

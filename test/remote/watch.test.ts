@@ -256,6 +256,23 @@ describe('remote watch: pushes without events, against a service written from th
         assert.deepEqual(ids, [first.id], `not the older card's history (${history.id})`);
       });
 
+      test("what the bot knows of a card's plan is kept part by part, and read back as integers", async (t) => {
+        const core = await useCore(t, dialect);
+        const known = createKnownCards(core.database.db);
+        const [userId, cardId] = ['remote:plan', randomUUID()];
+        assert.deepEqual(await known.planOf(userId, cardId), {}, 'a card not known: nothing');
+        await known.remember(userId, cardId, new Date(), { fresh: true });
+        assert.deepEqual(await known.planOf(userId, cardId), {});
+        await known.rememberPlan(userId, cardId, { planId: 2, limit: 1_000_000, creationFee: 2_000 }, new Date());
+        // A limit learnt later (from a refusal) changes the limit alone.
+        await known.rememberPlan(userId, cardId, { limit: 50_000 }, new Date());
+        assert.deepEqual(await known.planOf(userId, cardId), { planId: 2, limit: 50_000, creationFee: 2_000 });
+        // Remembered for a card not known yet: the card is known from then on.
+        const other = randomUUID();
+        await known.rememberPlan(userId, other, { limit: 100_000 }, new Date());
+        assert.deepEqual((await known.list(userId)).map((c) => c.cardId).sort(), [cardId, other].sort());
+      });
+
       test('two watchers on one database record each item once', async (t) => {
         const core = await useCore(t, dialect);
         const { database } = core;
