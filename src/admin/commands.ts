@@ -27,8 +27,17 @@ interface Command {
   description: string;
   /** Each option's type and one line for the command's help. */
   options: Record<string, { type: 'string' | 'boolean'; description: string }>;
-  run(runtime: CoreRuntime, values: Values, positionals: string[]): Promise<CommandOutput>;
+  run(runtime: CoreRuntime, values: Values, positionals: string[], mode: CommandMode): Promise<CommandOutput>;
 }
+
+/** What a command knows of how the process runs. */
+export interface CommandMode {
+  /** Remote mode (`CARD_SERVICE_URL`): a chat's token is the card service's, never one of ours. */
+  remote: boolean;
+}
+
+/** A linked chat's token as the listings show it: ours by id; the card service's in remote mode; else one since deleted. */
+const linkTokenLabel = (tokenId: string | null, mode: CommandMode) => tokenId ?? (mode.remote ? 'of the card service' : '(gone)');
 
 function text(values: Values, name: string): string {
   const value = values[name];
@@ -257,10 +266,12 @@ export const COMMANDS: Record<string, Command> = {
     description: 'List the chats linked to tokens',
     usage: 'links list [--user USER_ID]',
     options: { user: { type: 'string', description: "only the chats linked to this user's tokens" } },
-    async run({ admin }, v) {
+    async run({ admin }, v, _positionals, mode) {
       const links = await admin.listLinks({ userId: optionalText(v, 'user') });
       return {
-        human: table(links.map((l) => [`chat ${l.chatId}`, `user ${l.userId}`, `token ${l.tokenId ?? '(gone)'}`, `linked ${l.linkedAt}`])),
+        human: table(
+          links.map((l) => [`chat ${l.chatId}`, `user ${l.userId}`, `token ${linkTokenLabel(l.tokenId, mode)}`, `linked ${l.linkedAt}`]),
+        ),
         json: { links },
       };
     },
@@ -292,7 +303,11 @@ export const COMMANDS: Record<string, Command> = {
           `Tokens:`,
           indent(tokenTable(user.tokens)),
           `Linked chats:`,
-          indent(table(user.chats.map((c) => [`chat ${c.chatId}`, `token ${c.tokenId ?? '(gone)'}`, `linked ${c.linkedAt}`]))),
+          indent(
+            table(
+              user.chats.map((c) => [`chat ${c.chatId}`, `token ${linkTokenLabel(c.tokenId, { remote: false })}`, `linked ${c.linkedAt}`]),
+            ),
+          ),
         ].join('\n'),
         json: {
           user: {

@@ -191,7 +191,7 @@ export async function runAdmin(
     let runtime: CoreRuntime | undefined;
     try {
       runtime = await openRuntime();
-      const result = await COMMANDS[name]!.run(runtime, values, positionals);
+      const result = await COMMANDS[name]!.run(runtime, values, positionals, { remote: options.remote === true });
       const warnings = result.warnings === undefined ? {} : { warnings: result.warnings };
       io.out(json ? JSON.stringify({ ok: true, ...result.json, ...warnings }) : result.human);
       for (const warning of result.warnings ?? []) io.err(`Warning: ${warning}`);

@@ -4,6 +4,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { COMMANDS } from '../../src/admin/commands.js';
+import { saveLink } from '../../src/bot/store/chat-links.js';
+import { botTables } from '../../src/bot/store/tables.js';
 import { GROUPS, runAdmin } from '../../src/admin/run.js';
 import { adminCommands } from '../helpers/admin.js';
 import { createTestCore, newCard, newCustomer, type TestCore } from '../helpers/core.js';
@@ -202,6 +204,24 @@ describe('admin command line', () => {
     assert.match(err.join('\n'), /links list, links remove, keys status/);
     assert.equal(await runAdmin(['links', 'list', '--json'], open, io, { remote: true }), 0);
     assert.equal(JSON.parse(out.at(-1)!).ok, true);
+  });
+
+  test("in remote mode a live link's token is the card service's, not one of ours that is gone", async () => {
+    const out: string[] = [];
+    const io = { out: (s: string) => out.push(s), err: () => {} };
+    const open = async () => ({ ...t, close: async () => {} });
+    await saveLink(
+      botTables(t.database.db),
+      { chatId: 5151, userId: 'remote:abc', tokenHash: 'their-hash', sealedToken: 'sealed' },
+      new Date(),
+    );
+    assert.equal(await runAdmin(['links', 'list'], open, io, { remote: true }), 0);
+    const line = out
+      .at(-1)!
+      .split('\n')
+      .find((l) => l.includes('chat 5151'));
+    assert.match(line ?? '', /token of the card service/);
+    assert.doesNotMatch(out.at(-1)!, /\(gone\)/);
   });
 
   test('a negative chat id is taken as the option value it is (group chats)', async () => {
