@@ -125,7 +125,8 @@ export function startRemoteWatch(options: RemoteWatchOptions): RemoteWatch {
   let usersReadAt = Number.NEGATIVE_INFINITY;
   /**
    * Tokens refused (a 401, asked again): token → when, as the clock says, just before its links were ended.
-   * A user listed with a link made after that is linked again (here or on another instance).
+   * Kept only while the users read still list the token (its old links not yet seen ended); a user listed
+   * with a link made after that is linked again (here or on another instance), and is polled again.
    */
   const refused = new Map<string, number>();
   /** Tokens whose 401 is being asked about again. */
@@ -153,6 +154,9 @@ export function startRemoteWatch(options: RemoteWatchOptions): RemoteWatch {
         if (refusedAt !== undefined && linkedAt !== undefined && Date.parse(linkedAt) > refusedAt) refused.delete(token);
         if (!refused.has(token)) next.set(userId, token);
       }
+      // A refused token no longer listed (its links ended) is forgotten: linked again, it is polled.
+      const tokens = new Set(listed.map((u) => u.token));
+      for (const token of refused.keys()) if (!tokens.has(token)) refused.delete(token);
       const added = [...next.keys()].filter((id) => !users.has(id));
       await known.ensureUsers(added);
       users = next;
