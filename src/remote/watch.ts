@@ -41,7 +41,7 @@ import { CONFIRM_REFUSAL_DELAY_MS, tokenRefusalConfirmed } from './token-refusal
  *
  * A card the service does not find is forgotten. A 401 is asked about again (`tokenRefusalConfirmed`): a
  * token refused twice calls `onTokenRefused` once and that user is skipped until the token is linked again
- * (`takeUser`, or `users` listing it in a read made after its links were ended); one refused once is
+ * (`takeUser`, or `users` listing it with a link made since, or no longer listing it); one refused once is
  * polled on. A busy or failing service (429, 5xx, no answer) pauses every poll for its `Retry-After`, else
  * for a back-off doubling from a second.
  */
