@@ -107,7 +107,11 @@ export function startRemoteMode(config: Config, runtime: CoreRuntime, logger: Lo
       // Held while the request may still be waiting for its turn and its answer; an instance stopped mid-request lets go then.
       beginOwn: (userId, cardId, side) =>
         known.beginOwn(userId, cardId, side, runtime.clock.now().getTime() + 2 * config.CARD_SERVICE_TIMEOUT_MS + OWN_HOLD_MARGIN_MS),
-      settleOwn: (operationId, userId, transactionId) => known.settleOwn(operationId, userId, transactionId, runtime.clock.now()),
+      // The movement is done whatever this write does: a failure leaves its transaction to be pushed once the hold ends.
+      settleOwn: (operationId, userId, transactionId) =>
+        known
+          .settleOwn(operationId, userId, transactionId, runtime.clock.now())
+          .catch((error: unknown) => log.warn({ reason: (error as Error).message }, "remote mode: an own operation's end was not written")),
     },
   });
   log.info({ service: new URL(baseUrl).host }, 'remote mode: the bot stands in front of the card service');
