@@ -60,9 +60,9 @@ menu-help = ❓ Help
 wallet-balance = Wallet balance: { $balance }
 wallet-held = Held for cards being issued: { $held } (already out of the balance; given back if a card is not issued)
 card-processing-note = The card is being issued: its creation fee of { $fee } is held until it is ready.
+card-processing-note-no-fee = The card is being issued: it is ready in a moment.
 cards-none = You have no cards yet. Tap “New card” to create one.
 cards-title = Your cards:
-card-processing-note-no-fee = The card is being issued: it is ready in a moment.
 card-line = { $name } · { $masked } · { $balance } · { $status }
 card-view =
     💳 { $name }
@@ -118,9 +118,9 @@ btn-amount-other = ✏️ Other amount
 btn-amount-all = All ({ $amount })
 amount-type = Type the amount, like 25 or 25.50, or /cancel.
 topup-max-now = The most you can top up now is { $max }. Pick or type another amount, or /cancel.
+topup-limit-unknown = This card's limit is not known here (it was not created in this chat): an amount above it is refused by the card service, which counts the attempt, and the next top-up then waits.
 topup-nothing-now = Nothing can be topped up now: the smallest top-up is { $min }.
 withdraw-max-now = The most you can withdraw now is { $max }. Send another amount, or /cancel.
-topup-limit-unknown = This card's limit is not known here (it was not created in this chat): an amount above it is refused by the card service, which counts the attempt, and the next top-up then waits.
 withdraw-nothing = “{ $name }” has nothing to withdraw: its balance is { $balance }, the smallest withdrawal { $min }.
 pick-card = Pick a card:
 amount-invalid = { $message }. Send an amount like 25 or 25.50, or /cancel.
@@ -173,11 +173,6 @@ otp-line = { $code }{ $payment ->
 otp-requested = 🔑 OTP for “{ $name }”: { $code }
 otp-request-unavailable = Your card service does not offer asking for a code by e-mail. Codes still reach this chat as they arrive; tap “Waiting for a code” to have them sooner.
 otps-pick-card = Pick a card for its OTPs:
-otp-push = 🔑 OTP { $code } for “{ $name }” ({ $masked }){ $payment ->
-    [merchant] : { $amount } at { $merchant }
-    [amount] : a payment of { $amount }
-   *[none] {""}
-}. Deleted in { $ttl } s.
 otp-push-many-title = 🔑 { $count } new OTPs, newest last:
 otp-push-many-line = { $code } for “{ $name }” ({ $masked }){ $payment ->
     [merchant] : { $amount } at { $merchant }
@@ -189,6 +184,11 @@ otp-push-many-earlier = { $count ->
    *[other] { $count } earlier codes not shown
 } (too many at once); the card's OTP list has the recent ones.
 otp-push-many-ttl = Deleted in { $ttl } s.
+otp-push = 🔑 OTP { $code } for “{ $name }” ({ $masked }){ $payment ->
+    [merchant] : { $amount } at { $merchant }
+    [amount] : a payment of { $amount }
+   *[none] {""}
+}. Deleted in { $ttl } s.
 tx-push-approved = 💸 { $side } { $amount } at { $merchant } on “{ $name }” ({ $masked }). Balance { $balance }.
 tx-push-declined = ⛔ Declined { $amount } at { $merchant } on “{ $name }” ({ $masked }): { $reason }.
 tx-none = No transactions.

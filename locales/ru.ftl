@@ -62,9 +62,9 @@ menu-help = ❓ Помощь
 wallet-balance = Баланс кошелька: { $balance }
 wallet-held = Удержано за выпуск карт: { $held } (уже не в балансе; вернётся, если карта не будет выпущена)
 card-processing-note = Карта выпускается: плата за выпуск { $fee } удержана до её готовности.
+card-processing-note-no-fee = Карта выпускается: она будет готова через минуту.
 cards-none = Карт пока нет. Нажмите «Новая карта».
 cards-title = Ваши карты:
-card-processing-note-no-fee = Карта выпускается: она будет готова через минуту.
 card-line = { $name } · { $masked } · { $balance } · { $status }
 card-view =
     💳 { $name }
@@ -126,9 +126,9 @@ btn-amount-other = ✏️ Другая сумма
 btn-amount-all = Всё ({ $amount })
 amount-type = Введите сумму, например 25 или 25,50, или /cancel.
 topup-max-now = Сейчас можно зачислить не больше { $max }. Выберите или введите другую сумму, или /cancel.
+topup-limit-unknown = Лимит этой карты здесь неизвестен (она создана не в этом чате): сумму сверх него сервис карт отклонит, посчитав попытку, и следующее пополнение придётся подождать.
 topup-nothing-now = Сейчас ничего нельзя зачислить: наименьшее пополнение — { $min }.
 withdraw-max-now = Сейчас можно вывести не больше { $max }. Пришлите другую сумму, или /cancel.
-topup-limit-unknown = Лимит этой карты здесь неизвестен (она создана не в этом чате): сумму сверх него сервис карт отклонит, посчитав попытку, и следующее пополнение придётся подождать.
 withdraw-nothing = С «{ $name }» нечего выводить: баланс { $balance }, наименьший вывод — { $min }.
 pick-card = Выберите карту:
 amount-invalid = { $message }. Пришлите сумму, например 25 или 25,50, или /cancel.
@@ -182,11 +182,6 @@ otp-line = { $code }{ $payment ->
 otp-requested = 🔑 OTP для «{ $name }»: { $code }
 otp-request-unavailable = Ваш карточный сервис не умеет запрашивать код из почты. Коды всё равно приходят в этот чат по мере поступления; нажмите «Жду код», чтобы получать их быстрее.
 otps-pick-card = Выберите карту:
-otp-push = 🔑 OTP { $code } для «{ $name }» ({ $masked }){ $payment ->
-    [merchant] : { $amount }, { $merchant }
-    [amount] : платёж на { $amount }
-   *[none] {""}
-}. Удалится через { $ttl } с.
 otp-push-many-title = 🔑 Новые OTP ({ $count }), последний внизу:
 otp-push-many-line = { $code } для «{ $name }» ({ $masked }){ $payment ->
     [merchant] : { $amount }, { $merchant }
@@ -195,6 +190,11 @@ otp-push-many-line = { $code } для «{ $name }» ({ $masked }){ $payment ->
 }
 otp-push-many-earlier = Более ранних кодов не показано: { $count } (слишком много сразу); последние есть в списке OTP карты.
 otp-push-many-ttl = Удалится через { $ttl } с.
+otp-push = 🔑 OTP { $code } для «{ $name }» ({ $masked }){ $payment ->
+    [merchant] : { $amount }, { $merchant }
+    [amount] : платёж на { $amount }
+   *[none] {""}
+}. Удалится через { $ttl } с.
 tx-push-approved = 💸 { $side } { $amount }, { $merchant }, «{ $name }» ({ $masked }). Баланс { $balance }.
 tx-push-declined = ⛔ Отклонено { $amount }, { $merchant }, «{ $name }» ({ $masked }): { $reason }.
 tx-none = Операций нет.
