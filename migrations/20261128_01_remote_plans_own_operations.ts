@@ -7,7 +7,9 @@ import { type Kysely, sql } from 'kysely';
  * - `bot_remote_cards` keeps what the bot knows of a card's plan, which the interface's card record does not
  *   carry: `plan_id` and `limit_cents` when the bot created the card (or learnt the limit from a refusal),
  *   and `creation_fee` the fee the service took for it (the wallet before and after), for the "being
- *   issued" note. All nullable: unknown for a card the bot did not create.
+ *   issued" note. All nullable: unknown for a card the bot did not create. `withdrawal_attempted_at`: when
+ *   the bot last sent a withdrawal or close of the card that the service counted (not one it refused for
+ *   the cooldown), so Withdraw and Close tell the cooldown's wait before Confirm.
  * - `bot_remote_own_operations`: a top-up, withdrawal or close the bot is making on a card, written before
  *   its request is sent and deleted when its answer came back (its transaction then marked seen), so that
  *   the watcher does not push the user's own operation back as an alert, whichever instance polls. `side`:
@@ -18,6 +20,7 @@ export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.alterTable('bot_remote_cards').addColumn('plan_id', 'integer').execute();
   await db.schema.alterTable('bot_remote_cards').addColumn('limit_cents', 'bigint').execute();
   await db.schema.alterTable('bot_remote_cards').addColumn('creation_fee', 'bigint').execute();
+  await db.schema.alterTable('bot_remote_cards').addColumn('withdrawal_attempted_at', 'text').execute();
 
   await db.schema
     .createTable('bot_remote_own_operations')
@@ -32,6 +35,6 @@ export async function up(db: Kysely<any>): Promise<void> {
 
 export async function down(db: Kysely<any>): Promise<void> {
   await db.schema.dropTable('bot_remote_own_operations').execute();
-  for (const column of ['creation_fee', 'limit_cents', 'plan_id'])
+  for (const column of ['withdrawal_attempted_at', 'creation_fee', 'limit_cents', 'plan_id'])
     await db.schema.alterTable('bot_remote_cards').dropColumn(column).execute();
 }

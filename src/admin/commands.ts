@@ -27,7 +27,7 @@ interface Command {
   description: string;
   /** Each option's type and one line for the command's help. */
   options: Record<string, { type: 'string' | 'boolean'; description: string }>;
-  run(runtime: CoreRuntime, values: Values, positionals: string[], mode: CommandMode): Promise<CommandOutput>;
+  run(runtime: CoreRuntime, values: Values, positionals: string[], mode?: CommandMode): Promise<CommandOutput>;
 }
 
 /** What a command knows of how the process runs. */
@@ -37,7 +37,8 @@ export interface CommandMode {
 }
 
 /** A linked chat's token as the listings show it: ours by id; the card service's in remote mode; else one since deleted. */
-const linkTokenLabel = (tokenId: string | null, mode: CommandMode) => tokenId ?? (mode.remote ? 'of the card service' : '(gone)');
+const linkTokenLabel = (tokenId: string | null, mode: CommandMode | undefined) =>
+  tokenId ?? (mode?.remote ? 'of the card service' : '(gone)');
 
 function text(values: Values, name: string): string {
   const value = values[name];

@@ -104,6 +104,8 @@ export function startRemoteMode(config: Config, runtime: CoreRuntime, logger: Lo
       list: async (userId) => (await known.list(userId)).map((card) => card.cardId),
       planOf: (userId, cardId) => known.planOf(userId, cardId),
       rememberPlan: (userId, cardId, plan) => known.rememberPlan(userId, cardId, plan, runtime.clock.now()),
+      noteWithdrawalAttempt: (userId, cardId, at) => known.noteWithdrawalAttempt(userId, cardId, at),
+      withdrawalAttemptOf: (userId, cardId) => known.withdrawalAttemptOf(userId, cardId),
       // Held while the request may still be waiting for its turn and its answer; an instance stopped mid-request lets go then.
       beginOwn: (userId, cardId, side) =>
         known.beginOwn(userId, cardId, side, runtime.clock.now().getTime() + 2 * config.CARD_SERVICE_TIMEOUT_MS + OWN_HOLD_MARGIN_MS),

@@ -18,6 +18,7 @@ export type RemoteWatchTables = {
     plan_id: number | null;
     limit_cents: number | string | null;
     creation_fee: number | string | null;
+    withdrawal_attempted_at: string | null;
   };
   bot_remote_users: { user_id: string; last_polled_at: string | null; baselined_at: string | null };
   bot_remote_seen: { user_id: string; kind: 'otp' | 'transaction'; item_id: string; seen_at: string };
@@ -144,6 +145,27 @@ export function createKnownCards(db: AnyDb) {
         .values({ ...newCardRow(userId, cardId, at, {}), ...set })
         .onConflict((oc) => oc.columns(['user_id', 'card_id']).doUpdateSet(set))
         .execute();
+    },
+
+    /** A withdrawal or close of the card the service counted, sent at `at` (remembering the card if it was not known). */
+    async noteWithdrawalAttempt(userId: string, cardId: string, at: Date): Promise<void> {
+      const set = { withdrawal_attempted_at: at.toISOString() };
+      await tables()
+        .insertInto('bot_remote_cards')
+        .values({ ...newCardRow(userId, cardId, at, {}), ...set })
+        .onConflict((oc) => oc.columns(['user_id', 'card_id']).doUpdateSet(set))
+        .execute();
+    },
+
+    /** When the bot last sent a counted withdrawal or close of the card (ISO); undefined when never. */
+    async withdrawalAttemptOf(userId: string, cardId: string): Promise<string | undefined> {
+      const row = await tables()
+        .selectFrom('bot_remote_cards')
+        .select('withdrawal_attempted_at')
+        .where('user_id', '=', userId)
+        .where('card_id', '=', cardId)
+        .executeTakeFirst();
+      return row?.withdrawal_attempted_at ?? undefined;
     },
 
     /** What the bot knows of the card's plan: empty when nothing (or the card is not known). */

@@ -185,11 +185,25 @@ describe('remote mode: the bot in front of another card service', { timeout: 240
     press = alice.press(active, 'Transactions');
     const statement = await server.nextEdit(alice.chatId, press.mark, /Remote shop/);
 
-    // Closed at the service: the balance goes back to the wallet there.
+    // A withdrawal made elsewhere (not through this bot) is not known here: the service refuses the close after
+    // Confirm, and the chat words it about closing.
     press = alice.press(statement, 'Back to card');
     const back = await server.nextEdit(alice.chatId, press.mark, 'Status: active');
+    fake.cards.get(cardId)!.lastWithdrawAt = Date.now();
     press = alice.press(back, 'Close');
-    const warning = await server.nextMessage(alice.chatId, press.mark, 'This cannot be undone');
+    let warning = await server.nextMessage(alice.chatId, press.mark, 'This cannot be undone');
+    press = alice.press(warning, 'Confirm');
+    await server.nextEdit(
+      alice.chatId,
+      press.mark,
+      /^You can close this card within 15 minutes: a card can be closed 15 minutes after its last withdrawal\./,
+    );
+    assert.equal(fake.cards.get(cardId)!.status, 'active');
+
+    // Closed at the service: the balance goes back to the wallet there.
+    fake.cards.get(cardId)!.lastWithdrawAt = undefined;
+    press = alice.press(back, 'Close');
+    warning = await server.nextMessage(alice.chatId, press.mark, 'This cannot be undone');
     press = alice.press(warning, 'Confirm');
     await server.nextEdit(alice.chatId, press.mark, /Card closed\. \$37\.66 returned/);
     assert.equal(fake.cards.get(cardId)!.status, 'closed');
@@ -256,17 +270,20 @@ describe('remote mode: the bot in front of another card service', { timeout: 240
       fake.hang = undefined;
     }
 
-    // This service counts a closure as a withdrawal: refused within the cooldown, in the user's words about closing
-    // (the interface quotes no withdrawal, so the wait is known only once the service refuses).
+    // The bot made the withdrawal, so it knows the cooldown that closures share with withdrawals (4.7, 4.11): Close
+    // says the wait before Confirm, in words about closing, and sends nothing.
+    const closesBefore = fake.requests.filter((r) => r.path.endsWith('/close')).length;
     press = dan.press(cardView, 'Close');
-    confirm = await server.nextMessage(dan.chatId, press.mark, 'This cannot be undone');
-    press = dan.press(confirm, 'Confirm');
-    await server.nextEdit(
+    await server.nextMessage(
       dan.chatId,
       press.mark,
-      /^You can close this card within 15 minutes: a card can be closed 15 minutes after its last withdrawal\./,
+      /^You can close this card (in \d.*|within 15 minutes): a card can be closed 15 minutes after its last withdrawal\. Nothing was done\./,
     );
+    assert.equal(fake.requests.filter((r) => r.path.endsWith('/close')).length, closesBefore, 'no close sent');
     assert.equal(card.status, 'active');
+    // Withdraw says its wait up front too.
+    press = dan.press(cardView, 'Withdraw');
+    await server.nextMessage(dan.chatId, press.mark, /^Please wait 15 minutes between withdrawals \(the next one in \d/);
 
     // A card the bot does not know (made elsewhere): added by its id; someone else's is refused.
     const other = [...fake.cards.values()].find((c) => c.name === 'Remote')!;

@@ -1,5 +1,6 @@
 import { CardServiceError, isCardServiceError } from '../../core/rules/errors.js';
 import { defaultCoreSettings } from '../../core/settings.js';
+import { cardCoverRefusal, cooldownSecondsLeft, withdrawCooldownRefusal } from '../../core/rules/rules.js';
 import { hashToken, type CardDataCipher } from '../../core/keys/secrets.js';
 import type { Clock } from '../../infra/clock.js';
 import type { Db } from '../../db/schema.js';
@@ -34,6 +35,7 @@ import type {
   TopupResult,
   TransactionsQuery,
   Wallet,
+  WithdrawalQuote,
   WithdrawResult,
 } from './port.js';
 
@@ -52,6 +54,10 @@ export interface KnownCards {
    */
   beginOwn(userId: string, cardId: string, side: Side): Promise<string>;
   settleOwn(operationId: string, userId: string, transactionId: string | null): Promise<void>;
+  /** A withdrawal or close of the card the service counted, sent at `at`: the next one's wait is told before Confirm. */
+  noteWithdrawalAttempt(userId: string, cardId: string, at: Date): Promise<void>;
+  /** When the bot last sent a counted withdrawal or close of the card (ISO); undefined when never. */
+  withdrawalAttemptOf(userId: string, cardId: string): Promise<string | undefined>;
 }
 
 /** A remote user, as the bot's tables name them: one per token (the service's own ids are not shown to us). */
@@ -69,6 +75,9 @@ function asRefusal(error: unknown): unknown {
   return error;
 }
 
+/** Refusals of a withdrawal or close that the service did not count as an attempt (or never received). */
+const UNCOUNTED_WITHDRAWAL_REFUSALS = new Set<string>(['WITHDRAW_COOLDOWN', 'SERVICE_UNAVAILABLE', 'INVALID_TOKEN', 'CARD_NOT_FOUND']);
+
 /** One user's calls to the service, with their token. */
 class RemoteAccount implements CardAccount {
   readonly userId: string;
@@ -83,6 +92,7 @@ class RemoteAccount implements CardAccount {
     private readonly onTokenRefused: (tokenHash: string) => Promise<void>,
     offersOtpRequest: boolean,
     private readonly confirmRefusalMs: number | undefined,
+    private readonly clock: Clock,
   ) {
     this.userId = remoteUserIdOf(tokenHash);
     if (offersOtpRequest) this.requestOtp = (cardId) => this.requestOtpByEmail(cardId);
@@ -278,17 +288,50 @@ class RemoteAccount implements CardAccount {
       throw error;
     }
   }
-  /** The interface quotes no withdrawal: the card's balance caps what is asked. */
-  async quoteWithdrawal(): Promise<undefined> {
-    return undefined;
+  /**
+   * The interface quotes no withdrawal: the card's balance caps what is asked, and the spec's cooldown
+   * between withdrawals and closures (4.7, 4.11) is counted from the last one the bot sent that the service
+   * counted. One made elsewhere is not known here: the service refuses it after Confirm.
+   */
+  async quoteWithdrawal(cardId: string, input?: { amount: Cents }): Promise<WithdrawalQuote> {
+    const card = await this.getCard(cardId);
+    const lastAttempt = (await this.known.withdrawalAttemptOf(this.userId, cardId)) ?? null;
+    const now = this.clock.now();
+    const refusal =
+      withdrawCooldownRefusal(lastAttempt, defaultCoreSettings, now) ??
+      (input === undefined ? undefined : cardCoverRefusal({ amount: input.amount, available: card.balance }));
+    return {
+      cardBalance: card.balance,
+      maxAmount: Math.min(defaultCoreSettings.withdrawMax, card.balance),
+      cooldownSeconds: cooldownSecondsLeft(lastAttempt, defaultCoreSettings.withdrawCooldownSeconds, now),
+      ...(refusal && { refusal: refusal.toPlain() }),
+    };
   }
   withdraw(cardId: string, input: { amount: number }): Promise<WithdrawResult> {
-    return this.own(
-      cardId,
-      'Debit',
-      () => this.session.withdraw(cardId, input.amount),
-      (r) => r.transactionId,
+    return this.withdrawalAttempt(cardId, () =>
+      this.own(
+        cardId,
+        'Debit',
+        () => this.session.withdraw(cardId, input.amount),
+        (r) => r.transactionId,
+      ),
     );
+  }
+  /**
+   * A withdrawal or close, remembered as sent when the service may have counted it: not when it refused it for
+   * the cooldown (an attempt inside the cooldown does not start it again), nor when it never got it.
+   */
+  private async withdrawalAttempt<T>(cardId: string, call: () => Promise<T>): Promise<T> {
+    const sentAt = this.clock.now();
+    let counted = true;
+    try {
+      return await call();
+    } catch (error) {
+      counted = !(isCardServiceError(error) && UNCOUNTED_WITHDRAWAL_REFUSALS.has(error.code));
+      throw error;
+    } finally {
+      if (counted) await this.known.noteWithdrawalAttempt(this.userId, cardId, sentAt).catch(() => undefined);
+    }
   }
   freeze(cardId: string): Promise<StatusChange> {
     return this.refusing(() => this.session.freeze(cardId));
@@ -298,11 +341,13 @@ class RemoteAccount implements CardAccount {
   }
   /** Spec 4.11: the balance left goes back to the wallet, a debit of the card (its transaction id null when there was none). */
   close(cardId: string): Promise<CloseResult> {
-    return this.own(
-      cardId,
-      'Debit',
-      () => this.session.close(cardId),
-      (r) => r.transactionId,
+    return this.withdrawalAttempt(cardId, () =>
+      this.own(
+        cardId,
+        'Debit',
+        () => this.session.close(cardId),
+        (r) => r.transactionId,
+      ),
     );
   }
   async listTransactions(query: TransactionsQuery): Promise<Page<CardTransaction>> {
@@ -375,6 +420,7 @@ export function remoteCardService(deps: RemoteCardServiceDeps): CardServicePort 
       onTokenRefused,
       client.capabilities().otpRequest !== 'absent',
       deps.confirmRefusalMs,
+      clock,
     );
 
   return {
