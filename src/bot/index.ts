@@ -36,7 +36,7 @@ import type { BotMetrics } from './metrics.js';
 import type { BotDeps, Services } from './services.js';
 import { conversationStorage } from './runtime/storage.js';
 import { holdsApiToken, messageTextOf } from './token-scan.js';
-import { ALLOWED_UPDATES, updateTypeOf } from './runtime/update-types.js';
+import { ALLOWED_UPDATES, updateOriginOf } from './runtime/update-types.js';
 import { ratelimiterStorage, WindowCounts } from '../infra/window-counts.js';
 
 export type { BotConfig, BotDeps } from './services.js';
@@ -96,11 +96,7 @@ export class CardsBot extends Bot<BotContext> {
 
 /** The update's type (its one field beside `update_id`) and its chat's id, if it has one: nothing of its content. */
 export function updateSummary(update: Update): { updateId: number; updateType: string; chatId?: number } {
-  const updateType = updateTypeOf(update);
-  const body = (update as unknown as Record<string, { chat?: { id: number }; message?: { chat?: { id: number } } } | undefined>)[
-    updateType
-  ];
-  const chatId = body?.chat?.id ?? body?.message?.chat?.id;
+  const { updateType, chatId } = updateOriginOf(update);
   return chatId === undefined ? { updateId: update.update_id, updateType } : { updateId: update.update_id, updateType, chatId };
 }
 

@@ -10,6 +10,7 @@ import { type Report, startLoop } from '../../infra/loop.js';
 import type { BotDb } from '../store/tables.js';
 import { type ChatLeaseDeps, claim, finish, holds, type Lease, release, renew } from './inbox-leases.js';
 import { type InboxDb, oldestPending, pruneHandled, readPayload, SEALED, sealContext, storeUpdate } from './inbox-store.js';
+import { updateOriginOf } from './update-types.js';
 
 export interface InboxOptions {
   /** The bot's database (the core's, or the bot's view of it). */
@@ -58,12 +59,8 @@ export interface Inbox {
 
 /** Which chat an update belongs to: its chat, else its sender (`undefined` for neither: handled at once, unordered). */
 export function chatKeyOf(update: Update): string | undefined {
-  type Body = { chat?: { id: number }; message?: { chat?: { id: number } }; from?: { id: number }; user?: { id: number } };
-  const type = Object.keys(update).find((key) => key !== 'update_id');
-  const body = type === undefined ? undefined : ((update as unknown as Record<string, Body | undefined>)[type] ?? undefined);
-  const chatId = body?.chat?.id ?? body?.message?.chat?.id;
+  const { chatId, userId } = updateOriginOf(update);
   if (chatId !== undefined) return `chat:${chatId}`;
-  const userId = body?.from?.id ?? body?.user?.id;
   return userId === undefined ? undefined : `user:${userId}`;
 }
 

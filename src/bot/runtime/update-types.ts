@@ -21,3 +21,22 @@ export function updateTypeOf(update: Update): string {
   for (const key in update) if (key !== 'update_id') return key;
   return 'unknown';
 }
+
+type Body = { chat?: { id: number }; message?: { chat?: { id: number } }; from?: { id: number }; user?: { id: number } };
+
+/** Where an update comes from: its type, its chat (a callback query's is its message's) and its sender, when it has them. */
+export interface UpdateOrigin {
+  updateType: string;
+  chatId: number | undefined;
+  userId: number | undefined;
+}
+
+/**
+ * The one reading of an update's body, for whatever needs its chat: the inbox's chat key (polled and posted
+ * updates alike) and the debug log line. Nothing of its content.
+ */
+export function updateOriginOf(update: Update): UpdateOrigin {
+  const updateType = updateTypeOf(update);
+  const body = (update as unknown as Record<string, Body | undefined>)[updateType];
+  return { updateType, chatId: body?.chat?.id ?? body?.message?.chat?.id, userId: body?.from?.id ?? body?.user?.id };
+}
