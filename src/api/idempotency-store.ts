@@ -182,12 +182,17 @@ export function createIdempotencyStore(database: Db, options: IdempotencyStoreOp
         )
         .execute();
     },
-
-    async purgeExpired(now: Date): Promise<number> {
-      const result = await db.deleteFrom('idempotency_keys').where('expires_at', '<=', now.toISOString()).executeTakeFirst();
-      return Number(result.numDeletedRows);
-    },
   };
+}
+
+/** Deletes the stored replies past their time; returns how many went (the process's owner runs it hourly, src/app/housekeeping.ts). */
+export async function purgeExpiredIdempotencyKeys(database: Db, now: Date): Promise<number> {
+  const result = await database
+    .withTables<Tables>()
+    .deleteFrom('idempotency_keys')
+    .where('expires_at', '<=', now.toISOString())
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
 }
 
 export type IdempotencyStore = ReturnType<typeof createIdempotencyStore>;

@@ -7,7 +7,6 @@ import { validationError } from '../core/rules/schemas.js';
 import type { CardService } from '../core/service.js';
 import type { Db } from '../db/schema.js';
 import type { Logger } from '../infra/logger.js';
-import { startLoop } from '../infra/loop.js';
 import type { Redis } from '../infra/redis.js';
 import { WindowCounts } from '../infra/window-counts.js';
 import { installAccessLog, requestIdFrom, requestIds } from './access-log.js';
@@ -85,7 +84,6 @@ const REQUEST_TIMEOUT_MS = 30_000;
 /** A pending `Idempotency-Key` claim is held this much longer than a request may take, then a retry may take it over. */
 const LEASE_MARGIN_MS = 30_000;
 const noQuery = z.strictObject({});
-const PURGE_INTERVAL_MS = 3_600_000;
 
 /**
  * Fastify's `trustProxy` for a hop count or a list of proxies. A hop count `n` believes the last `n`
@@ -189,20 +187,6 @@ export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
     maxKeysPerUser: deps.idempotency?.maxKeysPerUser ?? 1000,
   });
   installIdempotency(app, idempotency, clock, { ttlSeconds, otpTtlSeconds: deps.idempotency?.otpTtlSeconds ?? ttlSeconds }, logger);
-
-  // Hourly, on the loop the bot's jobs and housekeeping run on.
-  const purge = startLoop(
-    PURGE_INTERVAL_MS,
-    logger,
-    'idempotency purge',
-    undefined,
-    async () => {
-      await idempotency.purgeExpired(clock.now()).catch((error: unknown) => logger.warn({ err: error }, 'Purging idempotency keys failed'));
-      return undefined;
-    },
-    { unref: true, later: true },
-  );
-  app.addHook('onClose', () => purge.stop());
 
   void app.register(fastifySwagger, {
     openapi: {

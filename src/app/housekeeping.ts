@@ -1,3 +1,4 @@
+import { purgeExpiredIdempotencyKeys } from '../api/idempotency-store.js';
 import type { CoreRuntime } from './compose.js';
 import { createPendingOperations } from '../core/operations/pending-operations.js';
 import { loggableError } from '../infra/log-safe.js';
@@ -42,6 +43,29 @@ export function startHousekeeping(
       return undefined;
     },
     { unref: true },
+  );
+  return { stop: () => loop.stop() };
+}
+
+const IDEMPOTENCY_PURGE_EVERY_MS = 3_600_000;
+
+/**
+ * The `Idempotency-Key` replies past their time deleted hourly (the first run an hour after the start), in
+ * a process that serves the HTTP API, on the same loop; `stop` waits for a run in progress.
+ */
+export function startIdempotencyPurge(runtime: Pick<CoreRuntime, 'database' | 'clock'>, logger: Logger): { stop(): Promise<void> } {
+  const loop = startLoop(
+    IDEMPOTENCY_PURGE_EVERY_MS,
+    logger,
+    'idempotency purge',
+    undefined,
+    async () => {
+      await purgeExpiredIdempotencyKeys(runtime.database.db, runtime.clock.now()).catch((error: unknown) =>
+        logger.warn({ err: error }, 'Purging idempotency keys failed'),
+      );
+      return undefined;
+    },
+    { unref: true, later: true },
   );
   return { stop: () => loop.stop() };
 }

@@ -1,7 +1,10 @@
 import { startHttpApi, type RunningHttpApi } from '../api/start.js';
 import type { Registry } from 'prom-client';
 import { embeddedCardService } from '../bot/card-service/embedded.js';
-import { startBot, startWebhookBot, type BotDeps, type RunningBot } from '../bot/index.js';
+import type { RunningBot } from '../bot/runtime/running-bot.js';
+import { startBot } from '../bot/runtime/start-polling.js';
+import { startWebhookBot } from '../bot/runtime/start-webhook.js';
+import type { BotDeps } from '../bot/services.js';
 import { createBotMetrics } from '../bot/metrics.js';
 import { telegramHealth } from '../bot/runtime/telegram-health.js';
 import { webAppBotSide, type WebAppBotSide } from '../bot/webapp.js';
@@ -9,7 +12,7 @@ import { startCoreFromConfig, type CoreRuntime } from './compose.js';
 import { ConfigError, loadConfig, requireBotToken, type Config } from './config.js';
 import { CardDataKeyError } from '../core/keys/secrets.js';
 import { loadDotEnv } from './env.js';
-import { startHousekeeping } from './housekeeping.js';
+import { startHousekeeping, startIdempotencyPurge } from './housekeeping.js';
 import { loggableError } from '../infra/log-safe.js';
 import { createLogger, processLogDestination, type Logger } from '../infra/logger.js';
 import { type MetricsListener, metricsRegistry, poolMetrics, serveMetrics } from '../infra/metrics.js';
@@ -83,6 +86,9 @@ async function start(config: Config, logger: Logger): Promise<() => Promise<void
     process.exit(1);
   });
   const housekeeping = startHousekeeping(runtime, logger);
+  // The HTTP server runs for the API or for the bot's webhook: its Idempotency-Key replies are purged here.
+  const servesHttp = config.HTTP_ENABLED || (token !== undefined && config.BOT_MODE === 'webhook');
+  const idempotencyPurge = servesHttp ? startIdempotencyPurge(runtime, logger) : undefined;
   const remote = config.CARD_SERVICE_URL === undefined ? undefined : startRemoteMode(config, runtime, logger, redis);
   const webApp = webAppOf(runtime, config, remote);
   // One registry for whatever runs here (the bot, the API or both), served on a listener of its own.
@@ -98,6 +104,7 @@ async function start(config: Config, logger: Logger): Promise<() => Promise<void
   const stop = async () => {
     await metrics?.close();
     await api?.close();
+    await idempotencyPurge?.stop();
     await bot?.stop();
     await remote?.stop();
     await housekeeping.stop();
