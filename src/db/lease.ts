@@ -7,7 +7,7 @@ import { PostgresAdapter, sql, type Kysely, type RawBuilder } from 'kysely';
  * take it. A lease is taken only if free or lapsed, renewed and given back only by its holder, each in one
  * conditional statement, so two processes never both hold it.
  *
- * A row keeps its lease in `claimed_by` and `claimed_until` (`CLAIM_COLUMNS`). Three older leases keep the
+ * A row keeps its lease in `claimed_by` and `claimed_until` (`LEASE_COLUMNS`). Three older leases keep the
  * columns they shipped with, named by a `LeaseColumns`: `cards.status_change_until` (no holder column: the
  * until time tells holdings apart), `idempotency_keys.claim_token`/`lease_until`, and the poller's `bot_kv`
  * row (`value`/`updated_at`). Migrations only add (docs/operations.md): a renamed column would break the
@@ -22,7 +22,7 @@ export interface LeaseColumns {
   stamped?: boolean;
 }
 
-export const CLAIM_COLUMNS: LeaseColumns = { holder: 'claimed_by', until: 'claimed_until' };
+export const LEASE_COLUMNS: LeaseColumns = { holder: 'claimed_by', until: 'claimed_until' };
 
 /** Whatever runs a statement: the database or a transaction. */
 export type LeaseExecutor = Pick<Kysely<unknown>, 'getExecutor'>;
@@ -37,7 +37,7 @@ export interface Held {
 }
 
 /** The one test of a free lease: never taken, given back, or lapsed by `at` (an ISO time). `until` may be table-qualified. */
-export function freeAt(at: string, until = CLAIM_COLUMNS.until): RawBuilder<boolean> {
+export function freeAt(at: string, until = LEASE_COLUMNS.until): RawBuilder<boolean> {
   const ref = sql.ref(until);
   return sql<boolean>`(${ref} is null or ${ref} <= ${at})`;
 }
@@ -47,7 +47,7 @@ export function freeAt(at: string, until = CLAIM_COLUMNS.until): RawBuilder<bool
  * holdings, as a process's queue claims do, tells them apart by it); by the until time alone where there
  * is no holder column.
  */
-export function heldAs(held: Held, columns: LeaseColumns = CLAIM_COLUMNS): RawBuilder<boolean> {
+export function heldAs(held: Held, columns: LeaseColumns = LEASE_COLUMNS): RawBuilder<boolean> {
   const parts: RawBuilder<unknown>[] = [];
   if (columns.holder !== undefined && held.holder !== undefined) parts.push(sql`${sql.ref(columns.holder)} = ${held.holder}`);
   if (held.until !== undefined) parts.push(sql`${sql.ref(columns.until)} = ${held.until}`);
@@ -61,7 +61,7 @@ export interface LeaseTable {
   table: string;
   /** The columns naming a row (its primary key). */
   key: readonly string[];
-  /** `CLAIM_COLUMNS` unless told. */
+  /** `LEASE_COLUMNS` unless told. */
   columns?: LeaseColumns;
   /** How long a lease lasts unrenewed. */
   leaseMs: number;
@@ -87,7 +87,7 @@ export interface ReleaseOptions {
 
 /** Leases on the rows of one table, one row at a time (see `LeaseColumns`). */
 export function leasesOn(spec: LeaseTable) {
-  const columns = spec.columns ?? CLAIM_COLUMNS;
+  const columns = spec.columns ?? LEASE_COLUMNS;
   const table = sql.table(spec.table);
   const untilFrom = (now: Date) => new Date(now.getTime() + (columns.stamped ? 0 : spec.leaseMs)).toISOString();
   const free = (now: Date, untilRef = columns.until) =>
@@ -149,7 +149,7 @@ export function leasesOn(spec: LeaseTable) {
 }
 
 /**
- * Takes the leases (`CLAIM_COLUMNS`) of up to `limit` free rows matching `where`, in `order`, for `held`
+ * Takes the leases (`LEASE_COLUMNS`) of up to `limit` free rows matching `where`, in `order`, for `held`
  * (holder and until time): one update over a selection, returning the rows taken. On Postgres the selection locks its rows
  * and skips those another transaction is taking (`for update skip locked`), so concurrent takers split the
  * rows instead of waiting for each other; SQLite runs one writer at a time, so the same statement without

@@ -18,7 +18,6 @@ interface Decided {
   refused?: boolean;
 }
 
-/** A deposit onto a card within its plan's limit (spec 4.6): `CARD_LIMIT_EXCEEDED`. */
 /** `planLimitRefusal`'s rule alone, for a search over many amounts (the quote's `maxAmount`) that needs no refusal built. */
 export const withinPlanLimit = (card: { deposit: Cents; limit: Cents }, amount: Cents): boolean => card.deposit + amount <= card.limit;
 
@@ -26,6 +25,7 @@ export const withinPlanLimit = (card: { deposit: Cents; limit: Cents }, amount: 
 export const walletCovers = ({ amount, fee, available }: { amount: Cents; fee: Cents; available: Cents }): boolean =>
   amount + fee <= available;
 
+/** A deposit onto a card within its plan's limit (spec 4.6): `CARD_LIMIT_EXCEEDED`. */
 export function planLimitRefusal(
   card: { deposit: Cents; limit: Cents },
   amount: Cents,

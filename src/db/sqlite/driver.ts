@@ -2,7 +2,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { CompiledQuery, type DatabaseConnection, type Driver, type QueryResult } from 'kysely';
 import type { SqliteDialectOptions } from './dialect.js';
 import { Flusher } from './flusher.js';
-import { GroupCommit, type Turn } from './group-commit.js';
+import { GroupCommit, type WriterConnection } from './group-commit.js';
 import { MAX_CACHED_STATEMENTS, StatementCache } from './statement-cache.js';
 
 /**
@@ -15,8 +15,8 @@ const TRANSACTION_CONTROL = /^\s*(begin|commit|end|rollback|savepoint|release)\b
 const DATA_CHANGE = /^\s*(insert|update|delete|replace|with)\b/i;
 
 /** What Kysely holds while it runs a statement or a transaction. */
-class SqliteConnection implements DatabaseConnection, Turn {
-  member: Turn['member'];
+class SqliteConnection implements DatabaseConnection, WriterConnection {
+  member: WriterConnection['member'];
 
   constructor(private readonly driver: SqliteDriver) {}
 

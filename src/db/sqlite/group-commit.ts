@@ -21,9 +21,9 @@ export interface GroupCommitStats {
   largest: number;
 }
 
-/** Whoever takes the writer: a Kysely connection while it runs a statement or a transaction (`driver.ts`). */
-export interface Turn {
-  /** Set while this turn is a batch member whose transaction is under way. */
+/** A Kysely connection taking the writer while it runs a statement or a transaction (`driver.ts`). */
+export interface WriterConnection {
+  /** Set while this connection is a batch member whose transaction is under way. */
   member: { savepoint: string; batch: Batch } | undefined;
 }
 
@@ -52,7 +52,7 @@ export class Batch {
 }
 
 interface Waiter {
-  turn: Turn;
+  connection: WriterConnection;
   kind: 'member' | 'alone';
   go: () => void;
   fail: (error: unknown) => void;
@@ -75,8 +75,8 @@ export class GroupCommit {
   readonly #maxOperations: number;
   readonly #maxOpenMs: number;
   readonly #stats: GroupCommitStats;
-  /** The turn running on the writer now: a member under way, or a statement or raw transaction alone. */
-  #holder: Turn | undefined;
+  /** The connection running on the writer now: a member under way, or a statement or raw transaction alone. */
+  #holder: WriterConnection | undefined;
   #batch: Batch | undefined;
   /** This process's other writers of the file wait for it (`FileLock`). */
   readonly #file: FileLock;
@@ -93,42 +93,42 @@ export class GroupCommit {
     this.#file = new FileLock(database, () => this.#next());
   }
 
-  /** Whether `turn` has the writer (a member under way, or a raw transaction it began). */
-  holds(turn: Turn): boolean {
-    return this.#holder === turn;
+  /** Whether `connection` has the writer (a member under way, or a raw transaction it began). */
+  holds(connection: WriterConnection): boolean {
+    return this.#holder === connection;
   }
 
-  /** A statement of the turn holding the writer. */
-  async continue(turn: Turn, sql: string, parameters: readonly unknown[]): Promise<QueryResult<unknown>> {
+  /** A statement of the connection holding the writer. */
+  async continue(connection: WriterConnection, sql: string, parameters: readonly unknown[]): Promise<QueryResult<unknown>> {
     const result = this.#onWriter(sql, parameters);
     // The end of a raw transaction (a member's commit is the batch's).
-    if (!turn.member && !this.database.inTransaction) await this.flusher?.committed();
+    if (!connection.member && !this.database.inTransaction) await this.flusher?.committed();
     return result;
   }
 
   /** A write outside a transaction: a batch member of its own. */
-  async write(turn: Turn, sql: string, parameters: readonly unknown[]): Promise<QueryResult<unknown>> {
-    await this.#enter(turn, 'member');
+  async write(connection: WriterConnection, sql: string, parameters: readonly unknown[]): Promise<QueryResult<unknown>> {
+    await this.#enter(connection, 'member');
     let result: QueryResult<unknown>;
     try {
       result = this.#onWriter(sql, parameters);
     } catch (error) {
-      this.#leave(turn, false);
+      this.#leave(connection, false);
       throw error;
     }
-    await this.#leave(turn, true).committed;
+    await this.#leave(connection, true).committed;
     return result;
   }
 
   /** A statement with no batch open: a schema change, a pragma, a raw transaction's `begin` (which keeps the writer). */
-  async alone(turn: Turn, sql: string, parameters: readonly unknown[]): Promise<QueryResult<unknown>> {
-    await this.#enter(turn, 'alone');
+  async alone(connection: WriterConnection, sql: string, parameters: readonly unknown[]): Promise<QueryResult<unknown>> {
+    await this.#enter(connection, 'alone');
     let result: QueryResult<unknown>;
     let ended = true;
     try {
       result = this.statements.run(sql, parameters);
     } finally {
-      // A raw `begin` keeps the writer for this turn until its transaction ends.
+      // A raw `begin` keeps the writer for this connection until its transaction ends.
       ended = !this.database.inTransaction;
       if (ended) {
         this.#holder = undefined;
@@ -139,27 +139,27 @@ export class GroupCommit {
     return result;
   }
 
-  /** A Kysely transaction begins: `turn` joins the batch. */
-  async join(turn: Turn): Promise<void> {
-    await this.#enter(turn, 'member');
+  /** A Kysely transaction begins: `connection` joins the batch. */
+  async join(connection: WriterConnection): Promise<void> {
+    await this.#enter(connection, 'member');
   }
 
   /** Keeps a member's writes; resolves once the batch's commit has. */
-  async keep(turn: Turn): Promise<void> {
+  async keep(connection: WriterConnection): Promise<void> {
     // A member whose batch failed was told so already (its commit rejected); nothing is left to end.
-    if (!turn.member) return;
-    await this.#leave(turn, true).committed;
+    if (!connection.member) return;
+    await this.#leave(connection, true).committed;
   }
 
   /** Undoes a member's writes, and its part in the batch. */
-  undo(turn: Turn): void {
-    if (turn.member) this.#leave(turn, false);
+  undo(connection: WriterConnection): void {
+    if (connection.member) this.#leave(connection, false);
   }
 
-  /** Kysely is done with `turn`: whatever it left open is undone, and the writer handed on. */
-  release(turn: Turn): void {
-    this.undo(turn);
-    if (this.#holder === turn) {
+  /** Kysely is done with `connection`: whatever it left open is undone, and the writer handed on. */
+  release(connection: WriterConnection): void {
+    this.undo(connection);
+    if (this.#holder === connection) {
       // A raw transaction left open (a `begin` never ended) must not swallow the next statements.
       if (this.database.inTransaction) this.statements.run('rollback');
       this.#holder = undefined;
@@ -184,7 +184,7 @@ export class GroupCommit {
     this.#releaseFile();
   }
 
-  /** A statement of the turn holding the writer; a failure that ended the whole transaction fails its batch. */
+  /** A statement of the connection holding the writer; a failure that ended the whole transaction fails its batch. */
   #onWriter(sql: string, parameters: readonly unknown[]): QueryResult<unknown> {
     try {
       return this.statements.run(sql, parameters);
@@ -194,16 +194,16 @@ export class GroupCommit {
     }
   }
 
-  /** Takes the writer for `turn`: at once when it is free for that kind of work, else in its turn. */
-  #enter(turn: Turn, kind: Waiter['kind']): Promise<void> | undefined {
+  /** Takes the writer for `connection`: at once when it is free for that kind of work, else in its turn. */
+  #enter(connection: WriterConnection, kind: Waiter['kind']): Promise<void> | undefined {
     const free =
       this.#holder === undefined &&
       (kind === 'member' ? this.#accepting() : this.#batch === undefined && this.#queue.length === 0 && this.#file.free());
     if (free) {
-      this.#grant(turn, kind);
+      this.#grant(connection, kind);
       return undefined;
     }
-    return new Promise((go, fail) => this.#queue.push({ turn, kind, go, fail }));
+    return new Promise((go, fail) => this.#queue.push({ connection, kind, go, fail }));
   }
 
   /** Whether a new member may start now: into the open batch while it takes newcomers, or a new batch. */
@@ -213,11 +213,11 @@ export class GroupCommit {
     return !batch.due && batch.members < this.#maxOperations && performance.now() - batch.openedAt < this.#maxOpenMs;
   }
 
-  #grant(turn: Turn, kind: Waiter['kind']): void {
+  #grant(connection: WriterConnection, kind: Waiter['kind']): void {
     this.flusher?.check();
     this.#file.take();
     if (kind === 'alone') {
-      this.#holder = turn;
+      this.#holder = connection;
       return;
     }
     if (!this.#batch) {
@@ -229,15 +229,15 @@ export class GroupCommit {
     const savepoint = MEMBER_SAVEPOINT;
     this.statements.run(`savepoint ${savepoint}`);
     this.#batch.members++;
-    turn.member = { savepoint, batch: this.#batch };
-    this.#holder = turn;
+    connection.member = { savepoint, batch: this.#batch };
+    this.#holder = connection;
   }
 
   /** Ends a member's part: kept (released into the batch) or undone; returns its batch, to wait for the commit. */
-  #leave(turn: Turn, keep: boolean): Batch {
-    const { savepoint, batch } = turn.member!;
-    turn.member = undefined;
-    if (this.#holder === turn) this.#holder = undefined;
+  #leave(connection: WriterConnection, keep: boolean): Batch {
+    const { savepoint, batch } = connection.member!;
+    connection.member = undefined;
+    if (this.#holder === connection) this.#holder = undefined;
     if (this.#batch === batch) {
       try {
         if (!keep) this.statements.run(`rollback to ${savepoint}`);
@@ -293,7 +293,7 @@ export class GroupCommit {
 
   #start(waiter: Waiter): void {
     try {
-      this.#grant(waiter.turn, waiter.kind);
+      this.#grant(waiter.connection, waiter.kind);
     } catch (error) {
       waiter.fail(error);
       return;
