@@ -68,7 +68,7 @@ describe('no card number, CVV or API token reaches a log or the database in clea
         return runtime.core.walletBalance(...args);
       },
     });
-    const api = await startHttpApi({ ...runtime, core }, config, logger);
+    const api = await startHttpApi({ runtime: { ...runtime, core }, config, logger });
     const bot = await startBot({
       core: runtime.core,
       cipher: runtime.cipher,

@@ -1,8 +1,9 @@
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import type { Registry } from 'prom-client';
-import type { CoreRuntime } from '../app/compose.js';
-import type { Config } from '../app/config.js';
+import type { CardService } from '../core/service.js';
+import type { Db } from '../db/schema.js';
+import type { Clock } from '../infra/clock.js';
 import type { Logger } from '../infra/logger.js';
 import type { Redis } from '../infra/redis.js';
 import { createApiMetrics } from './metrics.js';
@@ -17,29 +18,54 @@ export interface RunningHttpApi {
   close(): Promise<void>;
 }
 
+/** The settings the HTTP API reads, by their names in `src/app/config.ts` (which checks them; its `Config` is one). */
+export interface HttpApiSettings {
+  HTTP_HOST: string;
+  HTTP_PORT: number;
+  HTTP_BODY_LIMIT_BYTES: number;
+  HTTP_REQUEST_TIMEOUT_MS: number;
+  HTTP_TRUST_PROXY: false | number | string[];
+  API_RATE_LIMIT_PER_TOKEN: number;
+  API_RATE_LIMIT_PER_ADDRESS: number;
+  API_AUTH_FAILURES_PER_ADDRESS: number;
+  WEBHOOK_RATE_LIMIT_PER_ADDRESS: number;
+  IDEMPOTENCY_MAX_KEYS_PER_USER: number;
+  OTP_RETENTION_SECONDS: number;
+  WEBAPP_URL?: string;
+  BOT_TOKEN?: string;
+  SENSITIVE_TTL_SECONDS: number;
+}
+
+export interface HttpApiOptions {
+  /** The running core: its operations, database and clock (`src/app/compose.ts`'s `CoreRuntime` is one). */
+  runtime: { core: CardService; database: { db: Db }; clock: Clock };
+  config: HttpApiSettings;
+  logger: Logger;
+  /** Routes of other parts mounted before listening (the bot's webhook: counted per address with `config.webhook`), no metrics label. */
+  mount?: (app: FastifyInstance) => void;
+  /** Whether the bot of this process has reached Telegram, for `/readyz`; absent when no bot runs here. */
+  botReady?: () => boolean;
+  /** The process's Redis client (`REDIS_URL`), where the limits are counted; closed by its owner. */
+  redis?: Redis;
+  /** Remote mode (`CARD_SERVICE_URL`): no `/api/v1`; `/readyz` asks whether the card service answers. */
+  remote?: { cardServiceReady: () => Promise<boolean> };
+  /** The process's metrics registry (`METRICS_PORT`, served by its owner); nothing is collected without it. */
+  registry?: Registry;
+  /** The bot's side of the Mini App, served when `WEBAPP_URL` and `BOT_TOKEN` are set (`src/bot/webapp.ts`). */
+  webApp?: WebAppFromBot;
+}
+
 /**
  * Serves the HTTP API over a running core on `HTTP_HOST:HTTP_PORT`, with the request limits, timeout
  * and idempotency bounds of the settings, its request durations collected in the process's metrics
  * registry when one is given. For the combined bot + API process and for `npm run api`; closing it
  * leaves the core and the metrics to their owner.
+ *
+ * @example
+ * const api = await startHttpApi({ runtime, config, logger });
  */
-export async function startHttpApi(
-  runtime: CoreRuntime,
-  config: Config,
-  logger: Logger,
-  /** Routes of other parts mounted before listening (the bot's webhook: counted per address with `config.webhook`), no metrics label. */
-  mount?: (app: FastifyInstance) => void,
-  /** Whether the bot of this process has reached Telegram, for `/readyz`; absent when no bot runs here. */
-  botReady?: () => boolean,
-  /** The process's Redis client (`REDIS_URL`), where the limits are counted; closed by its owner. */
-  redis?: Redis,
-  /** Remote mode (`CARD_SERVICE_URL`): no `/api/v1`; `/readyz` asks whether the card service answers. */
-  remote?: { cardServiceReady: () => Promise<boolean> },
-  /** The process's metrics registry (`METRICS_PORT`, served by its owner); nothing is collected without it. */
-  registry?: Registry,
-  /** The bot's side of the Mini App, served when `WEBAPP_URL` and `BOT_TOKEN` are set (`src/bot/webapp.ts`). */
-  webApp?: WebAppFromBot,
-): Promise<RunningHttpApi> {
+export async function startHttpApi(options: HttpApiOptions): Promise<RunningHttpApi> {
+  const { runtime, config, logger, mount, botReady, redis, remote, registry, webApp } = options;
   const apiLogger = logger.child({ component: 'api' });
   const metrics = registry && createApiMetrics(registry);
   const app = createHttpServer({

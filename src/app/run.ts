@@ -1,4 +1,4 @@
-import { startHttpApi, type RunningHttpApi } from '../api/start.js';
+import { type HttpApiOptions, startHttpApi, type RunningHttpApi } from '../api/start.js';
 import type { Registry } from 'prom-client';
 import { embeddedCardService } from '../bot/card-service/embedded.js';
 import type { RunningBot } from '../bot/runtime/running-bot.js';
@@ -100,6 +100,7 @@ async function start(config: Config, logger: Logger): Promise<() => Promise<void
   // For /readyz: the bot of this process is ready once it has started (getMe answered), and while Telegram answers it.
   const telegram = telegramHealth();
   const botReady = token === undefined ? undefined : () => bot !== undefined && telegram.connected();
+  const httpApi: HttpApiOptions = { runtime, config, logger, botReady, redis, remote, registry, webApp };
   // No more scrapes, then in-flight work (HTTP requests and webhook updates, then polled updates), the database and Redis last.
   const stop = async () => {
     await metrics?.close();
@@ -119,26 +120,19 @@ async function start(config: Config, logger: Logger): Promise<() => Promise<void
         url,
         secretToken: config.WEBHOOK_SECRET,
         serve: async (handler) => {
-          api = await startHttpApi(
-            runtime,
-            config,
-            logger,
-            (app) => {
+          api = await startHttpApi({
+            ...httpApi,
+            mount: (app) => {
               app.post(path, { config: { public: true, webhook: true }, bodyLimit: 1_048_576, schema: { hide: true } }, handler);
             },
-            botReady,
-            redis,
-            remote,
-            registry,
-            webApp,
-          );
+          });
         },
       });
       bot.bot.api.config.use(telegram.transformer);
       // Not the path: it may carry a secret.
       logger.info('bot serving its webhook');
     } else {
-      if (config.HTTP_ENABLED) api = await startHttpApi(runtime, config, logger, undefined, botReady, redis, remote, registry, webApp);
+      if (config.HTTP_ENABLED) api = await startHttpApi(httpApi);
       if (token !== undefined) {
         bot = await startBot(botDeps(runtime, config, token, logger, redis, remote, registry));
         bot.bot.api.config.use(telegram.transformer);

@@ -17,7 +17,7 @@ import { createTestCore } from '../helpers/core.js';
 async function apiWithMetrics(t: TestContext, runtime: CoreRuntime, logger: Logger, mount?: (app: FastifyInstance) => void) {
   const registry = metricsRegistry();
   const config = loadConfig({ HTTP_PORT: '0' });
-  const api = await startHttpApi(runtime, config, logger, mount, undefined, undefined, undefined, registry);
+  const api = await startHttpApi({ runtime, config, logger, mount, registry });
   t.after(() => api.close());
   const metrics = await serveMetrics(registry, '127.0.0.1', 0, logger);
   t.after(() => metrics.close());
@@ -27,7 +27,7 @@ async function apiWithMetrics(t: TestContext, runtime: CoreRuntime, logger: Logg
 test('without a metrics registry the API port serves no /metrics', async (t) => {
   const runtime = await createTestCore();
   t.after(() => runtime.close());
-  const api = await startHttpApi(runtime, loadConfig({ HTTP_PORT: '0' }), createLogger('silent'));
+  const api = await startHttpApi({ runtime, config: loadConfig({ HTTP_PORT: '0' }), logger: createLogger('silent') });
   t.after(() => api.close());
   const r = await fetch(`${api.url}/metrics`);
   assert.equal(r.status, 404);

@@ -63,7 +63,7 @@ async function twoInstances(
   for (let i = 0; i < 2; i++) {
     const runtime = await database.migrate(() => createTestCore({ url: database.url }));
     const client = await redis.connect();
-    const api = await startHttpApi(runtime, config, logger, undefined, undefined, client);
+    const api = await startHttpApi({ runtime, config, logger, redis: client });
     const get = (route: string, token?: string) =>
       fetch(api.url + route, { headers: token === undefined ? {} : { authorization: `Bearer ${token}` } });
     instances.push({ runtime, api, redis: client, get });

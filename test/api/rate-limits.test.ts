@@ -196,7 +196,7 @@ describe('the API has limits', () => {
     const runtime = await createTestCore();
     t.after(() => runtime.close());
     const config = loadConfig({ HTTP_PORT: '0', API_RATE_LIMIT_PER_TOKEN: '2', HTTP_REQUEST_TIMEOUT_MS: '1000' });
-    const api = await startHttpApi(runtime, config, createLogger('silent'));
+    const api = await startHttpApi({ runtime, config, logger: createLogger('silent') });
     t.after(() => api.close());
     assert.equal(api.app.server.requestTimeout, 1000);
     assert.equal(api.app.server.timeout, 1000);

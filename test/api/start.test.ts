@@ -8,7 +8,7 @@ import { createTestCore, newCustomer } from '../helpers/core.js';
 test('startHttpApi serves the API on HTTP_HOST:HTTP_PORT and closing it leaves the core open', async () => {
   const runtime = await createTestCore();
   const config = loadConfig({ HTTP_HOST: '127.0.0.1', HTTP_PORT: '0', HTTP_BODY_LIMIT_BYTES: '2048' });
-  const api = await startHttpApi(runtime, config, createLogger('silent'));
+  const api = await startHttpApi({ runtime, config, logger: createLogger('silent') });
   try {
     assert.match(api.url, /^http:\/\/127\.0\.0\.1:\d+$/);
     const { token } = await newCustomer(runtime);
