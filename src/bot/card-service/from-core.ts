@@ -14,7 +14,7 @@ export { CardServiceError, isCardServiceError } from '../../core/rules/errors.js
 export type { CoreEvent, EventOutbox, PendingEvent } from '../../core/operations/events.js';
 export type { Funding } from '../../core/funding/funding.js';
 export type { CheckoutRefusal, PaidCharge, PaymentCredit } from '../../core/funding/payments.js';
-export { toValidationIssue } from '../../core/rules/schemas.js';
+export { ISSUE_BOUNDS, isBoundIssue, toValidationIssue, type BoundIssueCode } from '../../core/rules/schemas.js';
 export type { CardDataCipher } from '../../core/keys/secrets.js';
 export { hashToken, isApiTokenShaped } from '../../core/keys/secrets.js';
 export type { CardService } from '../../core/service.js';

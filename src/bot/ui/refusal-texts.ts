@@ -1,5 +1,13 @@
 import type { TranslationVariables } from '@grammyjs/i18n';
-import type { CardServiceError, ErrorCode, ParamsOf, ValidationIssue } from '../card-service/from-core.js';
+import {
+  ISSUE_BOUNDS,
+  isBoundIssue,
+  type BoundIssueCode,
+  type CardServiceError,
+  type ErrorCode,
+  type ParamsOf,
+  type ValidationIssue,
+} from '../card-service/from-core.js';
 import { localMoney, type T } from './format.js';
 
 /** How one refusal reads in the chat: its text and the next step (locale keys), and the text's figures. */
@@ -100,29 +108,35 @@ export function duration(t: T, seconds: number): string {
 }
 
 /**
+ * A field's bounds in the chat's words: the text at each bound (`ISSUE_BOUNDS`, its figure as `$min` or
+ * `$max`) and how the figure reads, when the item does not give it.
+ */
+const BOUND_TEXTS = new Map<
+  string,
+  Record<BoundIssueCode, string> & { figure: (bound: number | undefined) => TranslationVariables[string] }
+>([
+  ['amount', { too_small: 'issue-amount-min', too_big: 'issue-amount-max', figure: (b) => localMoney(Math.round((b ?? 0) * 100)) }],
+  ['name', { too_small: 'issue-name-empty', too_big: 'issue-name-long', figure: (b) => b ?? 255 }],
+  ['coupon_id', { too_small: 'issue-coupon-empty', too_big: 'issue-coupon-long', figure: (b) => b ?? 64 }],
+]);
+const BOUND_VARIABLES: Record<BoundIssueCode, string> = { too_small: 'min', too_big: 'max' };
+
+/**
  * One validation item in the chat's language. `field` names what was checked when the item's path does
  * not (a field's schema parsed alone).
  */
 export function validationIssueText(t: T, issue: ValidationIssue, field = String(issue.path[0] ?? '')): string {
-  const dollars = (value: number) => localMoney(Math.round(value * 100));
+  const bounds = BOUND_TEXTS.get(field);
+  if (bounds && isBoundIssue(issue.code)) {
+    return t(bounds[issue.code], { [BOUND_VARIABLES[issue.code]]: bounds.figure(issue[ISSUE_BOUNDS[issue.code]]) });
+  }
   switch (`${field}:${issue.code}`) {
-    case 'amount:too_small':
-      return t('issue-amount-min', { min: dollars(issue.minimum ?? 0) });
-    case 'amount:too_big':
-      return t('issue-amount-max', { max: dollars(issue.maximum ?? 0) });
     case 'amount:custom':
       return t('issue-amount-decimals');
     case 'amount:invalid_type':
       return t('issue-amount-type');
-    case 'name:too_small':
     case 'name:invalid_type':
       return t('issue-name-empty');
-    case 'name:too_big':
-      return t('issue-name-long', { max: issue.maximum ?? 255 });
-    case 'coupon_id:too_small':
-      return t('issue-coupon-empty');
-    case 'coupon_id:too_big':
-      return t('issue-coupon-long', { max: issue.maximum ?? 64 });
     default:
       return t('issue-other', { field: issue.path.join('.') || field || '—' });
   }

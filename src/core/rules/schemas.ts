@@ -103,24 +103,25 @@ export type CreateCardInput = z.output<InputSchemas['createCard']>;
 export type AmountInput = z.output<InputSchemas['topup']>;
 export type TransactionsQuery = z.output<InputSchemas['transactionsQuery']>;
 
+/**
+ * The issues that name a bound, and the field of the spec's item that carries it: the core fills the items
+ * from it (`toValidationIssue`), the bot reads the bound back with it for its texts.
+ */
+export const ISSUE_BOUNDS = { too_small: 'minimum', too_big: 'maximum' } as const;
+export type BoundIssueCode = keyof typeof ISSUE_BOUNDS;
+
+/** Whether an item's code is one of `ISSUE_BOUNDS`. */
+export const isBoundIssue = (code: string): code is BoundIssueCode => Object.hasOwn(ISSUE_BOUNDS, code);
+
 /** A zod issue in the spec's item shape: code, minimum/maximum, type, inclusive, exact, message, path. */
 export function toValidationIssue(issue: z.core.$ZodIssue): ValidationIssue {
   const path = issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p));
   switch (issue.code) {
     case 'too_small':
-      return {
-        code: issue.code,
-        minimum: Number(issue.minimum),
-        type: issue.origin,
-        inclusive: issue.inclusive ?? true,
-        exact: issue.exact ?? false,
-        message: issue.message,
-        path,
-      };
     case 'too_big':
       return {
         code: issue.code,
-        maximum: Number(issue.maximum),
+        [ISSUE_BOUNDS[issue.code]]: Number('minimum' in issue ? issue.minimum : issue.maximum),
         type: issue.origin,
         inclusive: issue.inclusive ?? true,
         exact: issue.exact ?? false,
