@@ -2,6 +2,7 @@ import type { Db } from '../db/schema.js';
 import type { Authentication } from './operations/authentication.js';
 import type { ChatLinkPort } from './operations/chat-links.js';
 import type { CardDataCipher } from './keys/secrets.js';
+import type { MoneyStore } from './money-store/port.js';
 import type { SystemAccountIds } from './ledger/ledger.js';
 import type { PendingOperations } from './operations/pending-operations.js';
 import type { Cooldowns } from './rules/cooldowns.js';
@@ -37,4 +38,6 @@ export interface OperationDeps extends CoreDeps {
   cooldowns: Cooldowns;
   /** Callers by their token's hash (`TokenHolder`s resolved). */
   authentication: Authentication;
+  /** Where money moves: the store for `db`'s dialect, chosen once (`money-store/port.ts`). */
+  money: MoneyStore;
 }

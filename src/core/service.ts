@@ -7,6 +7,7 @@ import { createEventOutbox } from './operations/events.js';
 import { createAuthentication } from './operations/authentication.js';
 import { createHistoryOperations } from './operations/history.js';
 import { createMovementOperations } from './operations/movements.js';
+import { createPortableMoneyStore } from './money-store/portable/store.js';
 import { inputGuards } from './rules/schemas.js';
 import { hashToken } from './keys/secrets.js';
 import { systemAccountIds } from './ledger/ledger.js';
@@ -27,13 +28,17 @@ export function createCardService(deps: CoreDeps) {
   const { db, clock, settings } = deps;
   const systemAccounts = systemAccountIds();
   const authentication = createAuthentication(db, clock);
-  const operationDeps: OperationDeps = {
+  const storeDeps = {
     ...deps,
     systemAccounts,
-    onPostgres: db.getExecutor().adapter instanceof PostgresAdapter,
     authentication,
     pending: createPendingOperations(db, clock, systemAccounts),
     cooldowns: createCooldowns(settings),
+  };
+  const operationDeps: OperationDeps = {
+    ...storeDeps,
+    onPostgres: db.getExecutor().adapter instanceof PostgresAdapter,
+    money: createPortableMoneyStore(storeDeps),
   };
 
   return {

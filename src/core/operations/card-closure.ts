@@ -1,19 +1,17 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Db, Executor, PendingOperationRow } from '../../db/schema.js';
+import type { Db } from '../../db/schema.js';
 import type { Clock } from '../../infra/clock.js';
 import { newRecordId } from '../ids.js';
-import { postJournal } from '../ledger/ledger.js';
+import type { ClosureHold, MoneyStore } from '../money-store/port.js';
 import type { CardProvider } from '../provider/provider.js';
-import { type createCooldowns, runAttempt } from '../rules/cooldowns.js';
 import { CardServiceError } from '../rules/errors.js';
 import { closeStateRefusal, withdrawCooldownRefusal } from '../rules/rules.js';
 import type { CoreSettings } from '../settings.js';
-import { accountBalance, checkCardId, findOwnedCard, lockedBalance, lockedCardStatus } from './card-queries.js';
-import { recordCardTransaction } from './card-records.js';
+import { checkCardId, findOwnedCard } from './card-queries.js';
 import { holdClosure, settleClosure, toClosureSettled } from './closure-statements.js';
 import { holdOnce } from './withdraw-statements.js';
 import { PENDING_GRACE_MS, type PendingOperations } from './pending-operations.js';
-import type { Caller, CardWithBalance, CloseResult } from './views.js';
+import type { Caller, CloseResult } from './views.js';
 
 /** What a closure needs: the database, the clock, the provider that terminates the card, the withdrawals' cooldown it shares. */
 export interface ClosureDeps {
@@ -23,8 +21,8 @@ export interface ClosureDeps {
   clock: Clock;
   provider: CardProvider;
   settings: Pick<CoreSettings, 'withdrawCooldownSeconds'>;
-  cooldowns: ReturnType<typeof createCooldowns>;
   pending: PendingOperations;
+  money: MoneyStore;
 }
 
 /** How long a close refused by another close's cooldown waits for that close's outcome, and how often it looks. */
@@ -40,13 +38,15 @@ const CLOSE_POLL_MS = 20;
  * to the card meanwhile); a provider refusal gives it back to the card (the line removed).
  */
 export async function close(deps: ClosureDeps, caller: Caller, cardId: string): Promise<CloseResult> {
-  const { db, clock, provider, pending } = deps;
+  const { db, clock, provider, pending, money } = deps;
   const now = clock.now();
   const operationId = newRecordId();
   let card: HeldCard;
+  let hold: ClosureHold;
   try {
     const held = deps.onPostgres ? await holdInOneStatement(deps, caller, cardId, operationId, now) : undefined;
-    card = held ?? (await holdInSteps(deps, caller, cardId, operationId, now));
+    hold = held ? { caller, cardId, operationId, now, card: held } : await money.holdClosure({ caller, cardId, operationId, now });
+    card = hold.card;
   } catch (refusal) {
     // A close that ran beside this one took the cooldown first: say what it did, once it is done.
     const closedMeanwhile =
@@ -60,44 +60,11 @@ export async function close(deps: ClosureDeps, caller: Caller, cardId: string): 
     const settled = await settleInOneStatement(deps, caller, card, operationId, now);
     if (settled) return settled;
   }
-  return pending.finish(operationId, (trx, operation) => settleInSteps(deps, caller, card, trx, operation, now));
+  return money.settleClosure(hold);
 }
 
 /** What the closure's last transaction needs of the card its first one held. */
-type HeldCard = Pick<CardWithBalance, 'id' | 'account_id' | 'currency' | 'provider_card_id'>;
-
-/** The closure's first transaction, a statement per step: the recovery of stale operations, the checks, the hold. */
-async function holdInSteps(
-  { db, cooldowns, pending }: ClosureDeps,
-  caller: Caller,
-  cardId: string,
-  operationId: string,
-  now: Date,
-): Promise<HeldCard> {
-  const at = now.toISOString();
-  return runAttempt(db, async (trx) => {
-    await pending.recoverStale(trx, caller.userId, now);
-    const found = await findOwnedCard(trx, caller, cardId);
-    const refused = closeStateRefusal(found);
-    if (refused) throw refused;
-    await cooldowns.withdrawal.claim(trx, caller, found.id, now);
-    // The balance leaves the card now, a `Pending` line on its statement, and reaches the wallet
-    // once the provider has terminated the card.
-    const balance = await lockedBalance(trx, found.account_id);
-    const operation = { id: operationId, kind: 'close', userId: caller.userId, cardId: found.id, at } as const;
-    if (balance === 0) await pending.record(trx, operation);
-    else {
-      const held = await pending.hold(trx, {
-        ...operation,
-        accountId: found.account_id,
-        amount: balance,
-        line: { type: 'card_close', currency: found.currency, merchantName: 'Wallet' },
-      });
-      if (!held) throw new Error('Card balance changed during closure');
-    }
-    return found;
-  });
-}
+type HeldCard = ClosureHold['card'];
 
 /**
  * Postgres: the closure's first transaction as one statement (`holdClosure`), committed on its own. The
@@ -171,76 +138,6 @@ async function settleInOneStatement(
     transactionId: settled.transactionId,
     invoiceId: settled.invoiceId,
     newWalletBalance: settled.walletBalance,
-  };
-}
-
-/** The closure's last transaction, a statement per step, given the operation taken (`finish`). */
-async function settleInSteps(
-  { pending }: ClosureDeps,
-  caller: Caller,
-  card: HeldCard,
-  trx: Executor,
-  operation: PendingOperationRow,
-  now: Date,
-): Promise<CloseResult> {
-  const at = now.toISOString();
-  // Locked before the balance: a purchase or refund beside this one decides first or waits.
-  if ((await lockedCardStatus(trx, card.id)) === 'closed') {
-    await pending.release(trx, operation, at);
-    throw new CardServiceError('ALREADY_CLOSED');
-  }
-  const held = Number(operation.amount);
-  // What reached the card since the hold (a refund) goes with what was held.
-  const rest = await lockedBalance(trx, card.account_id);
-  const balance = held + rest;
-  let transactionId: string | null = null;
-  let invoiceId: number | null = null;
-  if (held > 0) {
-    const settled = await pending.settleHold(trx, operation, {
-      accountId: caller.walletAccountId,
-      reference: `close:${card.id}`,
-      kind: 'card_close',
-      at,
-    });
-    invoiceId = settled.journalId;
-  }
-  if (rest > 0) {
-    const moved = await postJournal(trx, {
-      reference: held > 0 ? `close-rest:${card.id}` : `close:${card.id}`,
-      kind: 'card_close',
-      at,
-      postings: [
-        { accountId: card.account_id, amount: -rest },
-        { accountId: caller.walletAccountId, amount: rest },
-      ],
-    });
-    if (!moved) throw new Error('Card balance changed during closure');
-    invoiceId ??= moved.journalId;
-  }
-  if (invoiceId !== null) {
-    transactionId =
-      held > 0
-        ? await pending.settleLine(trx, operation, { journalId: invoiceId, amount: balance, at })
-        : await recordCardTransaction(trx, {
-            cardId: card.id,
-            userId: caller.userId,
-            journalId: invoiceId,
-            status: 'Approved',
-            side: 'Debit',
-            type: 'card_close',
-            amount: balance,
-            currency: card.currency,
-            merchantName: 'Wallet',
-            at,
-          });
-  }
-  await trx.updateTable('cards').set({ status: 'closed', updated_at: at }).where('id', '=', card.id).execute();
-  return {
-    cardId: card.id,
-    balanceWithdrawn: balance,
-    transactionId,
-    invoiceId,
-    newWalletBalance: await accountBalance(trx, caller.walletAccountId),
   };
 }
 

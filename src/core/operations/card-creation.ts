@@ -1,19 +1,20 @@
 import { randomUUID } from 'node:crypto';
-import type { BinRow, Db, Executor, PlanRow } from '../../db/schema.js';
+import type { Db, Executor } from '../../db/schema.js';
 import type { Clock } from '../../infra/clock.js';
-import { retiredKeyError, sealCardData, sealWith } from '../keys/card-data-keys.js';
+import { retiredKeyError, sealWith } from '../keys/card-data-keys.js';
 import type { CardDataCipher } from '../keys/secrets.js';
-import { createAccount, postJournal, SYSTEM_ACCOUNTS, type SystemAccountIds } from '../ledger/ledger.js';
+import { SYSTEM_ACCOUNTS, type SystemAccountIds } from '../ledger/ledger.js';
+import type { IssuingBin, MoneyStore } from '../money-store/port.js';
+import { NO_ADDRESS } from '../money-store/portable/creation.js';
 import { maskPan } from '../provider/luhn.js';
 import type { CardProvider, IssuedCard } from '../provider/provider.js';
 import { CardServiceError } from '../rules/errors.js';
 import { couponRefusal, creationFeeRefusal, initialBalanceRefusal } from '../rules/rules.js';
 import type { CreateCardInput, inputGuards } from '../rules/schemas.js';
 import type { OperationHooks } from '../service.js';
-import { accountBalance, findOwnedCard } from './card-queries.js';
-import { binAndPlan, creationFee, discounted, usableCoupon } from './card-creation-checks.js';
-import { recordCardTransaction } from './card-records.js';
-import { holdCreation, type IssuingBin, settleCreation, toCreationHold, toCreationSettled } from './creation-statements.js';
+import { accountBalance } from './card-queries.js';
+import { binAndPlan, discounted, usableCoupon } from './card-creation-checks.js';
+import { holdCreation, settleCreation, toCreationHold, toCreationSettled } from './creation-statements.js';
 import { newRecordId } from '../ids.js';
 import { PENDING_GRACE_MS, type PendingOperations } from './pending-operations.js';
 import { toCard, type Caller, type Card, type CreationQuote } from './views.js';
@@ -29,6 +30,7 @@ export interface CreationDeps {
   /** Postgres takes each of the creation's transactions as one statement (`creation-statements.ts`). */
   onPostgres: boolean;
   systemAccounts: SystemAccountIds;
+  money: MoneyStore;
 }
 
 /** What the creation's last transaction writes a card from. */
@@ -39,9 +41,6 @@ interface IssuedCardRecord {
   issued: IssuedCard;
   at: string;
 }
-
-/** A `processing` card's address until the provider gives one. */
-const NO_ADDRESS = { city: '', line1: '', line2: null, state: '', country: '', postalCode: '' } satisfies IssuedCard['address'];
 
 /**
  * What creating a card would cost (an extension for the bot's summary): the fee after the coupon
@@ -75,51 +74,16 @@ export async function createCard(
   guard.createCard(input);
   const now = clock.now();
   const cardId = randomUUID();
+  const request = { caller, input, cardId, now };
   const held = deps.onPostgres ? await holdInOneStatement(deps, caller, input, cardId, now) : undefined;
-  const bin = held ?? (await holdInSteps(deps, caller, input, cardId, now));
+  const hold = held ? { ...request, bin: held } : await deps.money.holdCreation(request);
+  const { bin } = hold;
   const issued = await pending.callProvider(cardId, 'issue', () =>
     provider.issue({ bin: bin.bin, country: bin.country, name: input.name }),
   );
   const record = { caller, cardId, bin, issued, at: now.toISOString() };
   if (deps.onPostgres) return pending.finishWhole(cardId, (ex) => settleInOneStatement(deps, ex, record), hooks);
-  return pending.finish(
-    cardId,
-    async (trx, operation) => {
-      await pending.settleHold(trx, operation, {
-        accountId: await deps.systemAccounts(trx, SYSTEM_ACCOUNTS.revenue),
-        system: true,
-        reference: `creation-fee:${cardId}`,
-        kind: 'creation_fee',
-        at: record.at,
-      });
-      await issueCard(deps, trx, record);
-      return toCard(await findOwnedCard(trx, caller, cardId));
-    },
-    hooks,
-  );
-}
-
-/** The creation's first transaction, a statement per step: the recovery of stale operations, the checks, the card written, the fee held. */
-async function holdInSteps({ db, pending }: CreationDeps, caller: Caller, input: CreateCardInput, cardId: string, now: Date) {
-  const at = now.toISOString();
-  return db.transaction().execute(async (trx) => {
-    await pending.recoverStale(trx, caller.userId, now);
-    const { bin, plan } = await binAndPlan(trx, input);
-    const fee = await creationFee(trx, Number(plan.creation_fee), input.coupon_id, now);
-    await writeProcessingCard(trx, { caller, cardId, name: input.name, bin, plan, at });
-    const held = await pending.hold(trx, {
-      id: cardId,
-      kind: 'create_card',
-      userId: caller.userId,
-      cardId,
-      accountId: caller.walletAccountId,
-      amount: fee,
-      couponId: input.coupon_id ?? null,
-      at,
-    });
-    if (!held) throw creationFeeRefusal({ fee, available: await accountBalance(trx, caller.walletAccountId) }, { refused: true });
-    return bin;
-  });
+  return deps.money.settleCreation(hold, issued, hooks);
 }
 
 /**
@@ -202,96 +166,4 @@ async function settleInOneStatement(
   if (!settled.pending) throw new Error(`Pending operation ${cardId} was settled by the recovery meanwhile`);
   if (settled.currentKey !== cipher.fingerprint) throw retiredKeyError(cipher);
   throw new Error(`Card ${cardId} is no longer being created`);
-}
-
-/**
- * The card being created, in the creation's first transaction: `processing`, with its account and no
- * card data yet (a temporary provider id, so every operation needing the provider refuses it as not
- * ready), beside the fee held for it. `issueCard` completes it; a release removes it.
- */
-async function writeProcessingCard(
-  trx: Executor,
-  { caller, cardId, name, bin, plan, at }: { caller: Caller; cardId: string; name: string; bin: BinRow; plan: PlanRow; at: string },
-): Promise<void> {
-  const accountId = await createAccount(trx, 'card', at);
-  await trx
-    .insertInto('cards')
-    .values({
-      id: cardId,
-      user_id: caller.userId,
-      account_id: accountId,
-      bin_id: bin.id,
-      plan_id: plan.id,
-      name,
-      category: bin.wallet ? 'Wallet' : 'Online',
-      status: 'processing',
-      currency: bin.currency,
-      three_ds: bin.three_ds,
-      masked_pan: '',
-      pan_encrypted: '',
-      cvv_encrypted: '',
-      exp: '',
-      provider_card_id: `tmp_${randomUUID()}`,
-      provider_ready: 0,
-      address: JSON.stringify(NO_ADDRESS),
-      limit_amount: plan.limit_amount,
-      deposit: 0,
-      last_topup_attempt_at: null,
-      last_withdraw_attempt_at: null,
-      created_at: at,
-      updated_at: at,
-    })
-    .execute();
-}
-
-/** The issued card's data on its `processing` card, made `active`, and the BIN's initial balance on it, in the creation's last transaction. */
-async function issueCard(
-  { cipher, systemAccounts }: CreationDeps,
-  trx: Executor,
-  { caller, cardId, bin, issued, at }: IssuedCardRecord,
-): Promise<void> {
-  const initialBalance = Number(bin.initial_balance);
-  const written = await trx
-    .updateTable('cards')
-    .set({
-      status: 'active',
-      masked_pan: maskPan(issued.pan),
-      ...(await sealCardData(trx, cipher, cardId, issued)),
-      exp: issued.exp,
-      provider_card_id: issued.providerCardId ?? `tmp_${randomUUID()}`,
-      provider_ready: issued.providerCardId ? 1 : 0,
-      address: JSON.stringify(issued.address),
-      deposit: initialBalance,
-      updated_at: at,
-    })
-    .where('id', '=', cardId)
-    .where('user_id', '=', caller.userId)
-    .where('status', '=', 'processing')
-    .returning('account_id')
-    .executeTakeFirst();
-  if (!written) throw new Error(`Card ${cardId} is no longer being created`);
-  const accountId = written.account_id;
-  if (initialBalance > 0) {
-    const funded = await postJournal(trx, {
-      reference: `initial-balance:${cardId}`,
-      kind: 'initial_balance',
-      at,
-      postings: [
-        { accountId, amount: initialBalance },
-        { accountId: await systemAccounts(trx, SYSTEM_ACCOUNTS.promotions), amount: -initialBalance, system: true },
-      ],
-    });
-    await recordCardTransaction(trx, {
-      cardId,
-      userId: caller.userId,
-      journalId: funded?.journalId ?? null,
-      status: 'Approved',
-      side: 'Credit',
-      type: 'initial_balance',
-      amount: initialBalance,
-      currency: bin.currency,
-      merchantName: 'Initial balance',
-      at,
-    });
-  }
 }

@@ -15,19 +15,9 @@ import { toCard, type Caller, type Card, type SensitiveCardDetails } from './vie
  * unfreeze one (`card-status.ts`), close one (`card-closure.ts`). Each is a function taking what it
  * needs; this factory binds them to one database, clock, provider and cipher.
  */
-export function createCardOperations({
-  db,
-  clock,
-  provider,
-  cipher,
-  settings,
-  systemAccounts,
-  onPostgres,
-  pending,
-  cooldowns,
-}: OperationDeps) {
+export function createCardOperations({ db, clock, provider, cipher, settings, systemAccounts, onPostgres, pending, money }: OperationDeps) {
   const guard = inputGuards(settings);
-  const deps = { db, onPostgres, clock, provider, cipher, settings, guard, cooldowns, pending, systemAccounts };
+  const deps = { db, onPostgres, clock, provider, cipher, settings, guard, pending, systemAccounts, money };
   return {
     quoteCreateCard: (caller: Caller, input: CreateCardInput) => quoteCreateCard(deps, caller, input),
     createCard: (caller: Caller, input: CreateCardInput, hooks?: OperationHooks<Card>) => createCard(deps, caller, input, hooks),

@@ -1,16 +1,14 @@
-import { compiledOnce } from '../../db/compiled-query.js';
 import type { Executor } from '../../db/schema.js';
 import { isoTime } from '../../infra/clock.js';
 import { CardServiceError } from '../rules/errors.js';
 import { topupOnce } from './topup-statement.js';
 import { holdOnce, holdWithdrawal, settleWithdrawalOnce } from './withdraw-statements.js';
-import { accountBalance, checkCardId, findOwnedCard, lockedBalance } from './card-queries.js';
-import { recordCardTransaction } from './card-records.js';
+import { accountBalance, checkCardId, findOwnedCard } from './card-queries.js';
 import { runAttempt } from '../rules/cooldowns.js';
 import { newRecordId } from '../ids.js';
 import type { OperationDeps } from '../deps.js';
 import { platformFeeFor } from '../ledger/fees.js';
-import { postJournal, SYSTEM_ACCOUNTS } from '../ledger/ledger.js';
+import { SYSTEM_ACCOUNTS } from '../ledger/ledger.js';
 import { PENDING_GRACE_MS } from './pending-operations.js';
 import {
   cardCoverRefusal,
@@ -29,14 +27,6 @@ import type { OperationHooks } from '../service.js';
 import type { Cents } from '../ledger/money.js';
 import { isTokenHolder, type TokenHolder } from './authentication.js';
 import type { Caller, TopupQuote, TopupResult, WithdrawalQuote, WithdrawResult } from './views.js';
-
-// Compiled once, like the rest of the top-up's statements (see `compiledOnce`).
-const addToDeposit = compiledOnce(3, (trx, amount: number, at: string, cardId: string) =>
-  trx
-    .updateTable('cards')
-    .set((eb) => ({ deposit: eb('deposit', '+', amount), updated_at: at }))
-    .where('id', '=', cardId),
-);
 
 /** The largest amount from 0 to `upTo` that `fits` (which holds up to some amount, then never). */
 async function largestFitting(upTo: Cents, fits: (amount: Cents) => Promise<boolean>): Promise<Cents> {
@@ -59,8 +49,8 @@ export function createMovementOperations({
   systemAccounts,
   onPostgres,
   pending,
-  cooldowns,
   authentication,
+  money,
 }: OperationDeps) {
   const guard = inputGuards(settings);
 
@@ -248,61 +238,7 @@ export function createMovementOperations({
       checkCardId(cardId);
       guard.topup(amount);
       if (onPostgres) return topupInOneRoundTrip(who, cardId, amount, clock.now(), hooks);
-      const caller = await authentication.resolve(who);
-      const now = clock.now();
-      const at = isoTime(now);
-      return runAttempt(
-        db,
-        async (trx) => {
-          const card = await cooldowns.topup.claim(trx, caller, cardId, now);
-          const refused =
-            topupStateRefusal(card) ?? planLimitRefusal({ deposit: Number(card.deposit), limit: Number(card.limit_amount) }, amount);
-          if (refused) throw refused;
-          const fee = await platformFeeFor(trx, card.category, amount);
-          const total = amount + fee;
-          const transactionId = newRecordId();
-          const revenue = await systemAccounts(trx, SYSTEM_ACCOUNTS.revenue);
-          const posted = await postJournal(trx, {
-            reference: `topup:${transactionId}`,
-            kind: 'topup',
-            at,
-            postings: [
-              { accountId: caller.walletAccountId, amount: -total },
-              { accountId: card.account_id, amount },
-              { accountId: revenue, amount: fee, system: true },
-            ],
-          });
-          if (!posted) {
-            // The conditional posting decided (the wallet cannot cover it); the named check words the refusal.
-            const available = await accountBalance(trx, caller.walletAccountId);
-            throw walletCoverRefusal({ amount, fee, available }, { refused: true });
-          }
-          await addToDeposit.execute(trx, amount, at, cardId);
-          await recordCardTransaction(trx, {
-            id: transactionId,
-            cardId,
-            userId: caller.userId,
-            journalId: posted.journalId,
-            status: 'Approved',
-            side: 'Credit',
-            type: 'topup',
-            amount,
-            currency: card.currency,
-            merchantName: 'Wallet top-up',
-            at,
-          });
-          return {
-            cardId,
-            transactionId,
-            invoiceId: posted.journalId,
-            walletBalance: posted.balances.get(caller.walletAccountId) ?? 0,
-            totalCharged: total,
-            platformFee: fee,
-            newCardBalance: posted.balances.get(card.account_id) ?? 0,
-          };
-        },
-        hooks,
-      );
+      return money.topUp(who, cardId, amount, clock.now(), hooks);
     },
 
     /**
@@ -324,53 +260,9 @@ export function createMovementOperations({
         const done = await withdrawInTwoRoundTrips(caller, cardId, amount, now, hooks);
         if (done) return done;
       }
-      const at = isoTime(now);
-      const operationId = newRecordId();
-      const card = await runAttempt(db, async (trx) => {
-        await pending.recoverStale(trx, caller.userId, now);
-        const card = await cooldowns.withdrawal.claim(trx, caller, cardId, now);
-        const unready = withdrawStateRefusal(card);
-        if (unready) throw unready;
-        const available = await lockedBalance(trx, card.account_id);
-        const uncovered = cardCoverRefusal({ amount, available });
-        if (uncovered) throw uncovered;
-        const held = await pending.hold(trx, {
-          id: operationId,
-          kind: 'withdraw',
-          userId: caller.userId,
-          cardId: card.id,
-          accountId: card.account_id,
-          amount,
-          line: { type: 'withdrawal', currency: card.currency, merchantName: 'Wallet' },
-          at,
-        });
-        // The conditional hold decided; the named check words the refusal.
-        if (!held) throw cardCoverRefusal({ amount, available }, { refused: true });
-        return card;
-      });
-      await pending.callProvider(operationId, 'withdraw from', () => provider.withdraw(card.provider_card_id, amount));
-      return pending.finish(
-        operationId,
-        async (trx, operation) => {
-          const posted = await pending.settleHold(trx, operation, {
-            accountId: caller.walletAccountId,
-            reference: `withdraw:${operationId}`,
-            kind: 'withdrawal',
-            at,
-          });
-          const transactionId = await pending.settleLine(trx, operation, { journalId: posted.journalId, at });
-          if (transactionId === null) throw new Error(`Withdrawal ${operationId} has no pending line`);
-          return {
-            cardId: card.id,
-            transactionId,
-            invoiceId: posted.journalId,
-            walletBalance: posted.balances.get(caller.walletAccountId) ?? 0,
-            newCardBalance: await accountBalance(trx, card.account_id),
-            amountWithdrawn: amount,
-          };
-        },
-        hooks,
-      );
+      const hold = await money.holdWithdrawal({ caller, cardId, amount, operationId: newRecordId(), now });
+      await pending.callProvider(hold.operationId, 'withdraw from', () => provider.withdraw(hold.card.provider_card_id, amount));
+      return money.settleWithdrawal(hold, hooks);
     },
   };
 }
