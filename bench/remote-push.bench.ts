@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startBot } from '../src/bot/index.js';
+import { startBot } from '../src/bot/runtime/start-polling.js';
 import { startCore } from '../src/app/compose.js';
 import { loadConfig } from '../src/app/config.js';
 import { systemClock } from '../src/infra/clock.js';

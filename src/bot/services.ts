@@ -11,8 +11,9 @@ import type { BotMetrics } from './metrics.js';
 import type { AnsweredCallbacks } from './runtime/error-boundary.js';
 import { toRefusal, type Refusal } from './ui/refusal-texts.js';
 import { scheduleDeletion } from './store/pending-deletions.js';
-import type { BotDb } from './store/tables.js';
-import type { ChatLinks } from './store/chat-links.js';
+import { botTables, type BotDb } from './store/tables.js';
+import { ChatLinks } from './store/chat-links.js';
+import { embeddedCardService } from './card-service/embedded.js';
 
 export interface BotConfig {
   token: string;
@@ -77,6 +78,17 @@ export interface Services extends Omit<BotDeps, 'db' | 'core' | 'funding'> {
   answered: AnsweredCallbacks;
   /** Wakes the deletion loop when something new is scheduled. */
   wakeDeletions(): void;
+}
+
+/**
+ * The services over the deps: the card service (the embedded core's unless one is given), the bot's
+ * tables, its chat links. `wakeDeletions` does nothing until the background jobs start (`startBackgroundJobs`).
+ */
+export function createServices(deps: BotDeps, i18n: I18n<BotContext>, answered: AnsweredCallbacks): Services {
+  const db = botTables(deps.db);
+  const { core, funding, cards: given, ...shared } = deps;
+  const cards = given ?? embeddedCardService({ core: core!, db: deps.db, clock: deps.clock, funding });
+  return { ...shared, db, cards, links: new ChatLinks(db), i18n, answered, wakeDeletions: () => {} };
 }
 
 /**

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it, test } from 'node:test';
-import { startBackgroundJobs } from '../../src/bot/index.js';
+import { startBackgroundJobs } from '../../src/bot/jobs/background-jobs.js';
 import { startLoop } from '../../src/infra/loop.js';
 import { botTables } from '../../src/bot/store/tables.js';
 import { chatLocaleKey } from '../../src/bot/store/kv-keys.js';

@@ -6,7 +6,8 @@ import { after, before, describe, it } from 'node:test';
 import { startCore, type CoreRuntime } from '../../src/app/compose.js';
 import { systemClock } from '../../src/infra/clock.js';
 import { createLogger } from '../../src/infra/logger.js';
-import { startBot, type RunningBot } from '../../src/bot/index.js';
+import type { RunningBot } from '../../src/bot/runtime/running-bot.js';
+import { startBot } from '../../src/bot/runtime/start-polling.js';
 import { BotApiServer, type StoredMessage } from '../helpers/bot-api-server.js';
 import { TEST_CARD_DATA_KEY } from '../helpers/core.js';
 

@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import { runAdmin } from '../../src/admin/run.js';
 import { startCore, type CoreRuntime } from '../../src/app/compose.js';
 import { systemClock } from '../../src/infra/clock.js';
-import { ALLOWED_UPDATES } from '../../src/bot/index.js';
+import { ALLOWED_UPDATES } from '../../src/bot/runtime/update-types.js';
 import { type E2eBot, startE2eBot } from '../helpers/e2e-bot.js';
 import type { BotApiServer, ScriptedUser } from '../helpers/bot-api-server.js';
 import { TEST_CARD_DATA_KEY } from '../helpers/core.js';

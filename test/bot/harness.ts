@@ -1,5 +1,8 @@
 import type { Bot } from 'grammy';
-import { type BotConfig, type BotContext, type CardsBot, createBot } from '../../src/bot/index.js';
+import type { BotContext } from '../../src/bot/context.js';
+import { createBot } from '../../src/bot/index.js';
+import type { CardsBot } from '../../src/bot/runtime/cards-bot.js';
+import type { BotConfig } from '../../src/bot/services.js';
 import type { CardService } from '../../src/core/service.js';
 import { capturedLogger } from '../helpers/log.js';
 import { createTestCore, newCustomer, type Customer, type TestCore } from '../helpers/core.js';

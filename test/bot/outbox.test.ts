@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { startBackgroundJobs } from '../../src/bot/index.js';
+import { startBackgroundJobs } from '../../src/bot/jobs/background-jobs.js';
 import { createHarness } from './harness.js';
 import { newCard } from '../helpers/core.js';
 import { textUpdate } from '../helpers/updates.js';

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { startBot, type BotDeps } from '../../src/bot/index.js';
+import { startBot } from '../../src/bot/runtime/start-polling.js';
+import type { BotDeps } from '../../src/bot/services.js';
 import { claimPolling, PollerTakenError } from '../../src/bot/runtime/poller-lease.js';
 import { botTables } from '../../src/bot/store/tables.js';
 import { BotApiServer } from '../helpers/bot-api-server.js';

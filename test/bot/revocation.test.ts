@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { runAdmin } from '../../src/admin/run.js';
-import { startBackgroundJobs } from '../../src/bot/index.js';
+import { startBackgroundJobs } from '../../src/bot/jobs/background-jobs.js';
 import { CONVERSATION_KEY_PREFIX } from '../../src/bot/store/kv-keys.js';
 import { newCard } from '../helpers/core.js';
 import { callbackUpdate, textUpdate } from '../helpers/updates.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { startBackgroundJobs } from '../../src/bot/index.js';
+import { startBackgroundJobs } from '../../src/bot/jobs/background-jobs.js';
 import type { CardService } from '../../src/core/service.js';
 import { createHarness, type ApiCall } from './harness.js';
 import { newCustomer } from '../helpers/core.js';

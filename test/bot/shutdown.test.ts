@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { startBot } from '../../src/bot/index.js';
+import { startBot } from '../../src/bot/runtime/start-polling.js';
 import { createLogger } from '../../src/infra/logger.js';
 import { BotApiServer } from '../helpers/bot-api-server.js';
 import { createTestCore } from '../helpers/core.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { startBot } from '../../src/bot/index.js';
+import { startBot } from '../../src/bot/runtime/start-polling.js';
 import { BotApiServer } from '../helpers/bot-api-server.js';
 import { createTestCore } from '../helpers/core.js';
 import { capturedLogger } from '../helpers/log.js';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import Fastify from 'fastify';
-import { startWebhookBot, webhookInbox } from '../../src/bot/index.js';
+import { startWebhookBot, webhookInbox } from '../../src/bot/runtime/start-webhook.js';
 import { createLogger } from '../../src/infra/logger.js';
 import { BotApiServer } from '../helpers/bot-api-server.js';
 import { createTestCore } from '../helpers/core.js';

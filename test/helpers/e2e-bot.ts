@@ -1,7 +1,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { type BotConfig, type BotDeps, type RunningBot, startBot } from '../../src/bot/index.js';
+import type { RunningBot } from '../../src/bot/runtime/running-bot.js';
+import { startBot } from '../../src/bot/runtime/start-polling.js';
+import type { BotConfig, BotDeps } from '../../src/bot/services.js';
 import { type CoreRuntime, startCore } from '../../src/app/compose.js';
 import { type Clock, systemClock } from '../../src/infra/clock.js';
 import { createLogger } from '../../src/infra/logger.js';

@@ -40,3 +40,9 @@ export function updateOriginOf(update: Update): UpdateOrigin {
   const body = (update as unknown as Record<string, Body | undefined>)[updateType];
   return { updateType, chatId: body?.chat?.id ?? body?.message?.chat?.id, userId: body?.from?.id ?? body?.user?.id };
 }
+
+/** The update's type and its chat's id, if it has one, for the debug log line: nothing of its content. */
+export function updateSummary(update: Update): { updateId: number; updateType: string; chatId?: number } {
+  const { updateType, chatId } = updateOriginOf(update);
+  return chatId === undefined ? { updateId: update.update_id, updateType } : { updateId: update.update_id, updateType, chatId };
+}

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Update } from 'grammy/types';
-import { startBackgroundJobs } from '../../../src/bot/index.js';
+import { startBackgroundJobs } from '../../../src/bot/jobs/background-jobs.js';
 import { runAdmin } from '../../../src/admin/run.js';
 import { newCustomer } from '../../helpers/core.js';
 import { BOT_INFO, callbackUpdate, textUpdate } from '../../helpers/updates.js';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { CardServiceError } from '../../../src/core/rules/errors.js';
-import { startBackgroundJobs } from '../../../src/bot/index.js';
+import { startBackgroundJobs } from '../../../src/bot/jobs/background-jobs.js';
 import { createHarness, texts, type ApiCall } from '../harness.js';
 import { newCard } from '../../helpers/core.js';
 import { callbackUpdate, textUpdate } from '../../helpers/updates.js';
