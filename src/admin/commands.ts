@@ -3,7 +3,7 @@ import path from 'node:path';
 import { reservePrivateFile, restrictToOwner } from '../infra/private-files.js';
 import { isInsideFolder } from '../infra/real-paths.js';
 import { formatAmount, toCents, type Cents } from '../core/ledger/money.js';
-import { AdminError, type CardHold, type CardRecord, type TokenRecord } from '../core/admin/admin.js';
+import { AdminError, type CardHold, type CardRecord, type SimulatedTransaction, type TokenRecord } from '../core/admin/admin.js';
 import type { CoreRuntime } from '../app/compose.js';
 import { isDepositError } from '../core/rules/deposit-errors.js';
 import type { DepositRequest } from '../core/funding/deposits.js';
@@ -71,6 +71,25 @@ function positional(positionals: string[], what: string): string {
   const value = positionals[0];
   if (!value) throw new AdminError(`${what} is required`);
   return value;
+}
+
+/** The card a sandbox simulation acts on. */
+const SIMULATED_CARD = { type: 'string', description: "the card's id (cards list)" } as const;
+
+/** The options of a simulation on a card (purchase, refund, OTP): the card, an amount (`amount` says which), the merchant. */
+function simulationOptions(amount: string): Command['options'] {
+  return {
+    card: SIMULATED_CARD,
+    amount: { type: 'string', description: amount },
+    merchant: { type: 'string', description: "the merchant's name" },
+  };
+}
+
+/** The values of `simulationOptions`, in the sandbox's order; the amount required unless it has a default. */
+function simulationValues(values: Values, defaultAmount?: Cents): [cardId: string, amount: Cents, merchant: string | undefined] {
+  const cardId = text(values, 'card');
+  const cents = defaultAmount === undefined ? amount(values, 'amount') : (optionalAmount(values, 'amount') ?? defaultAmount);
+  return [cardId, cents, optionalText(values, 'merchant')];
 }
 
 function category(values: Values): 'Wallet' | 'Online' {
@@ -616,46 +635,32 @@ export const COMMANDS: Record<string, Command> = {
   'simulate purchase': {
     description: 'Sandbox: a card purchase, approved or declined with a code',
     usage: 'simulate purchase --card CARD_ID --amount AMOUNT [--merchant NAME]',
-    options: {
-      card: { type: 'string', description: "the card's id (cards list)" },
-      amount: { type: 'string', description: 'the amount of the purchase' },
-      merchant: { type: 'string', description: "the merchant's name" },
-    },
+    options: simulationOptions('the amount of the purchase'),
     async run({ admin }, v) {
-      const tx = await admin.simulatePurchase(text(v, 'card'), amount(v, 'amount'), optionalText(v, 'merchant'));
-      return simulated(tx);
+      return simulated(await admin.simulatePurchase(...simulationValues(v)));
     },
   },
   'simulate refund': {
     description: 'Sandbox: a refund credited to a card',
     usage: 'simulate refund --card CARD_ID --amount AMOUNT [--merchant NAME]',
-    options: {
-      card: { type: 'string', description: "the card's id (cards list)" },
-      amount: { type: 'string', description: 'the amount refunded' },
-      merchant: { type: 'string', description: "the merchant's name" },
-    },
+    options: simulationOptions('the amount refunded'),
     async run({ admin }, v) {
-      const tx = await admin.simulateRefund(text(v, 'card'), amount(v, 'amount'), optionalText(v, 'merchant'));
-      return simulated(tx);
+      return simulated(await admin.simulateRefund(...simulationValues(v)));
     },
   },
   'simulate otp': {
     description: 'Sandbox: a 3-D Secure OTP arrives for a card (pushed to chat)',
     usage: 'simulate otp --card CARD_ID [--amount AMOUNT] [--merchant NAME]',
-    options: {
-      card: { type: 'string', description: "the card's id (cards list)" },
-      amount: { type: 'string', description: 'the amount of the purchase it confirms (default 0)' },
-      merchant: { type: 'string', description: "the merchant's name" },
-    },
+    options: simulationOptions('the amount of the purchase it confirms (default 0)'),
     async run({ admin }, v) {
-      const otp = await admin.simulateOtp(text(v, 'card'), optionalAmount(v, 'amount') ?? 0, optionalText(v, 'merchant'));
+      const otp = await admin.simulateOtp(...simulationValues(v, 0));
       return { human: `OTP ${otp.code} arrived for the card (queued for chat).`, json: otp };
     },
   },
   'simulate otp-email': {
     description: 'Sandbox: an OTP e-mail lands in the mailbox',
     usage: 'simulate otp-email --card CARD_ID',
-    options: { card: { type: 'string', description: "the card's id (cards list)" } },
+    options: { card: SIMULATED_CARD },
     async run({ admin }, v) {
       const mail = await admin.simulateOtpEmail(text(v, 'card'));
       return { human: `An OTP e-mail with code ${mail.code} is in the sandbox mailbox.`, json: mail };
@@ -813,7 +818,7 @@ export class LedgerMismatch extends Error {
   }
 }
 
-function simulated(tx: { transactionId: string; status: string; declineCode: string | null; cardBalance: Cents }): CommandOutput {
+function simulated(tx: SimulatedTransaction): CommandOutput {
   return {
     human: `${tx.status}${tx.declineCode ? ` (${tx.declineCode})` : ''}: transaction ${tx.transactionId}; card balance ${usd(tx.cardBalance)}.`,
     json: { ...tx, cardBalance: formatAmount(tx.cardBalance) },

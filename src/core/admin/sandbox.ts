@@ -16,6 +16,13 @@ export interface SimulatedTransaction {
   cardBalance: Cents;
 }
 
+/** The card as the chat's pushes name it. */
+const pushedCard = (card: { id: string; name: string; masked_pan: string }) => ({
+  cardId: card.id,
+  cardName: card.name,
+  maskedPan: card.masked_pan,
+});
+
 /** The sandbox provider's side, played by the operator: finishing issuance, purchases, refunds and OTP codes. */
 export function createSandbox({ db, clock }: Pick<CoreDeps, 'db' | 'clock'>) {
   const now = () => clock.now().toISOString();
@@ -92,9 +99,7 @@ export function createSandbox({ db, clock }: Pick<CoreDeps, 'db' | 'clock'>) {
           {
             kind: 'otp',
             otpId,
-            cardId: card.id,
-            cardName: card.name,
-            maskedPan: card.masked_pan,
+            ...pushedCard(card),
             code,
             amount,
             currency: card.currency,
@@ -120,6 +125,7 @@ export function createSandbox({ db, clock }: Pick<CoreDeps, 'db' | 'clock'>) {
     if (!Number.isSafeInteger(amount) || amount <= 0) throw new AdminError('The amount must be positive');
     const card = await issuedCardById(cardId);
     const at = now();
+    const type = side === 'Debit' ? 'purchase' : 'refund';
     return db.transaction().execute(async (trx) => {
       const merchants = await systemAccountId(trx, SYSTEM_ACCOUNTS.merchants);
       // Read under a lock: a closure or freeze running beside this one decides first or waits.
@@ -128,8 +134,8 @@ export function createSandbox({ db, clock }: Pick<CoreDeps, 'db' | 'clock'>) {
       let posted = null;
       if (!declineCode) {
         posted = await postJournal(trx, {
-          reference: `${side === 'Debit' ? 'purchase' : 'refund'}:${randomUUID()}`,
-          kind: side === 'Debit' ? 'purchase' : 'refund',
+          reference: `${type}:${randomUUID()}`,
+          kind: type,
           at,
           postings:
             side === 'Debit'
@@ -145,42 +151,13 @@ export function createSandbox({ db, clock }: Pick<CoreDeps, 'db' | 'clock'>) {
         if (!posted) declineCode = 'insufficient_funds';
       }
       const outcome = declineCode ? 'Declined' : 'Approved';
-      const type = side === 'Debit' ? 'purchase' : 'refund';
-      const transactionId = await recordCardTransaction(trx, {
-        cardId: card.id,
-        userId: card.user_id,
-        journalId: posted?.journalId ?? null,
-        status: outcome,
-        side,
-        type,
-        amount,
-        currency: card.currency,
-        merchantName: merchant,
-        declineCode,
-        at,
-      });
+      // What the statement's line and the chat's push both say of the transaction.
+      const line = { status: outcome, side, type, amount, currency: card.currency, merchantName: merchant, declineCode } as const;
+      const journalId = posted?.journalId ?? null;
+      const transactionId = await recordCardTransaction(trx, { cardId: card.id, userId: card.user_id, journalId, ...line, at });
       const cardBalance = posted?.balances.get(card.account_id) ?? (await accountBalance(trx, card.account_id));
-      await recordEvent(
-        trx,
-        card.user_id,
-        {
-          kind: 'card_transaction',
-          transactionId,
-          cardId: card.id,
-          cardName: card.name,
-          maskedPan: card.masked_pan,
-          status: outcome,
-          side,
-          type,
-          amount,
-          currency: card.currency,
-          merchantName: merchant,
-          declineCode,
-          cardBalance,
-          createdAt: at,
-        },
-        at,
-      );
+      const event = { kind: 'card_transaction', transactionId, ...pushedCard(card), ...line, cardBalance, createdAt: at } as const;
+      await recordEvent(trx, card.user_id, event, at);
       return { transactionId, status: outcome, declineCode, cardBalance };
     });
   }
