@@ -8,16 +8,8 @@ import type { Cents } from '../ledger/money.js';
 import { toBin, toPlan, type Bin, type CardCategory, type Plan } from '../operations/views.js';
 import { AdminError } from './errors.js';
 
-export interface NewBin {
-  bin: string;
-  network: string;
-  threeDS: boolean;
-  wallet: boolean;
-  currency: string;
-  country: string;
-  initialBalance: Cents;
-  enabled?: boolean;
-}
+/** A BIN to add: what the BIN will be, but the id it is given; enabled unless said otherwise. */
+export type NewBin = Omit<Bin, 'id' | 'enabled'> & Partial<Pick<Bin, 'enabled'>>;
 
 export interface NewPlan {
   name: string;
