@@ -1,16 +1,14 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../infra/clock.js';
-import { CardServiceError } from '../core/rules/errors.js';
-import { recordEvent, type CardTransactionEvent, type OtpEvent } from '../core/operations/events.js';
-import type { Cents } from '../core/ledger/money.js';
-import type { Db, Executor } from '../db/schema.js';
-import { getOrCreate } from '../infra/get-or-create.js';
+import type { Db } from '../db/schema.js';
 import { loggableError } from '../infra/log-safe.js';
-import type { Lane, RequestBudget } from './budget.js';
-import { ServiceUnavailableError, type RemoteCardClient } from './client.js';
-import { createKnownCards, ownKey, remoteTables, type DueCard, type DueUser } from './known-cards.js';
-import type { RemoteOtp, RemoteTransaction, TransactionPage } from './shapes.js';
-import { CONFIRM_REFUSAL_DELAY_MS, tokenRefusalConfirmed } from './token-refusal.js';
+import { type Loop, startLoop } from '../infra/loop.js';
+import type { RequestBudget } from './budget.js';
+import type { RemoteCardClient } from './client.js';
+import { createKnownCards, remoteTables } from './known-cards.js';
+import { pollTransactions } from './poll-transactions.js';
+import { CONFIRM_REFUSAL_DELAY_MS } from './token-refusal.js';
+import { newWatchState, pass, type WatchDeps, type WatchSettings } from './watch-scheduler.js';
 
 /**
  * Pushes without events (remote mode): the interface has none, so the bot polls the card service for what
@@ -44,6 +42,10 @@ import { CONFIRM_REFUSAL_DELAY_MS, tokenRefusalConfirmed } from './token-refusal
  * (`takeUser`, or `users` listing it with a link made since, or no longer listing it); one refused once is
  * polled on. A busy or failing service (429, 5xx, no answer) pauses every poll for its `Retry-After`, else
  * for a back-off doubling from a second.
+ *
+ * Here the watch is assembled and run on the background loop (src/infra/loop.ts), a pass every `tickMs`;
+ * the scheduler is `watch-scheduler.ts`, the polls `poll-otps.ts` and `poll-transactions.ts`, what was seen
+ * `seen.ts`.
  */
 export interface RemoteWatchOptions {
   /** The handle the bot's outbox loop is woken through (`announcingCommits`). */
@@ -100,417 +102,67 @@ export interface RemoteWatch {
   readonly known: ReturnType<typeof createKnownCards>;
 }
 
-type Job = { kind: 'card'; due: DueCard } | { kind: 'transactions'; due: DueUser };
-
-const keyOf = (job: Job) => (job.kind === 'card' ? `${job.due.userId}\u0000${job.due.cardId}` : `${job.due.userId}\u0000`);
-
 export function startRemoteWatch(options: RemoteWatchOptions): RemoteWatch {
-  const { db, client, clock, logger } = options;
+  const { db, clock, logger } = options;
   const pollMs = options.pollSeconds * 1000;
-  // A watched card is never polled less often than the others.
-  const watchMs = Math.min(options.watchIntervalMs ?? 1000, pollMs);
-  const tickMs = options.tickMs ?? 100;
-  const window = options.backgroundWindow ?? 4;
-  const perUser = options.perUserPerRound ?? 10;
-  const usersRefreshMs = options.usersRefreshMs ?? 5000;
-  const pageSize = options.transactionPageSize ?? 100;
-  const maxPages = options.transactionPages ?? 10;
-  const maxBackoffMs = options.maxBackoffMs ?? 60_000;
-  const known = createKnownCards(db);
-  const inLane = <T>(lane: Lane, work: () => Promise<T>) => (options.budget ? options.budget.run(lane, work) : work());
-
-  let stopped = false;
-  /** Linked users not refused: user id → token. */
-  let users = new Map<string, string>();
-  let usersReadAt = Number.NEGATIVE_INFINITY;
-  /**
-   * Tokens refused (a 401, asked again): token → when, as the clock says, just before its links were ended.
-   * Kept only while the users read still list the token (its old links not yet seen ended); a user listed
-   * with a link made after that is linked again (here or on another instance), and is polled again.
-   */
-  const refused = new Map<string, number>();
-  /** Tokens whose 401 is being asked about again. */
-  const confirming = new Set<string>();
-  let pausedUntil = 0;
-  let prunedAt = Number.NEGATIVE_INFINITY;
-  let backoffMs = 0;
-  let round: Job[] = [];
-  let roundBuiltAt = Number.NEGATIVE_INFINITY;
-  let rotation = 0;
-  let background = 0;
-  /** Polls under way, by card (or user's transactions): one at a time each. */
-  const busy = new Set<string>();
-  const underWay = new Set<Promise<void>>();
-  let wakeUp: ((forced?: boolean) => void) | undefined;
-
-  async function readUsers(nowMs: number, force: boolean): Promise<void> {
-    if (!force && nowMs - usersReadAt < usersRefreshMs) return;
-    usersReadAt = nowMs;
+  const settings: WatchSettings = {
+    pollMs,
+    // A watched card is never polled less often than the others.
+    watchMs: Math.min(options.watchIntervalMs ?? 1000, pollMs),
+    tickMs: options.tickMs ?? 100,
+    window: options.backgroundWindow ?? 4,
+    perUser: options.perUserPerRound ?? 10,
+    usersRefreshMs: options.usersRefreshMs ?? 5000,
+    maxBackoffMs: options.maxBackoffMs ?? 60_000,
+    confirmRefusalMs: options.confirmRefusalMs ?? CONFIRM_REFUSAL_DELAY_MS,
+  };
+  const state = newWatchState();
+  let loop: Loop | undefined;
+  const deps: WatchDeps = {
+    db,
+    client: options.client,
+    clock,
+    logger,
+    known: createKnownCards(db),
+    pageSize: options.transactionPageSize ?? 100,
+    maxPages: options.transactionPages ?? 10,
+    settings,
+    state,
+    users: options.users,
+    onTokenRefused: options.onTokenRefused,
+    answered: () => {
+      state.backoffMs = 0;
+    },
+    inLane: (lane, work) => (options.budget ? options.budget.run(lane, work) : work()),
+    wake: () => loop?.wake(),
+  };
+  // A pass that fails is logged and the next one comes at the next tick: the polls keep their own pause.
+  loop = startLoop(settings.tickMs, logger, 'remote watch', undefined, async () => {
     try {
-      const listed = await options.users();
-      const next = new Map<string, string>();
-      for (const { userId, token, linkedAt } of listed) {
-        const refusedAt = refused.get(token);
-        if (refusedAt !== undefined && linkedAt !== undefined && Date.parse(linkedAt) > refusedAt) refused.delete(token);
-        if (!refused.has(token)) next.set(userId, token);
-      }
-      // A refused token no longer listed (its links ended) is forgotten: linked again, it is polled.
-      const tokens = new Set(listed.map((u) => u.token));
-      for (const token of refused.keys()) if (!tokens.has(token)) refused.delete(token);
-      const added = [...next.keys()].filter((id) => !users.has(id));
-      await known.ensureUsers(added);
-      users = next;
+      await pass(deps);
     } catch (error) {
-      logger.warn({ err: loggableError(error) }, 'remote watch: the linked users could not be read; kept the last list');
+      logger.warn({ err: loggableError(error) }, 'remote watch: a pass failed');
     }
-  }
-
-  /** The next round of background polls: users in turn, each its transactions then some of its cards. */
-  async function buildRound(ids: string[], nowMs: number): Promise<Job[]> {
-    const perUserJobs = new Map<string, Job[]>();
-    const jobsOf = (userId: string) => getOrCreate(perUserJobs, userId, (): Job[] => []);
-    for (const due of await known.dueUsers(ids, nowMs, pollMs)) jobsOf(due.userId).push({ kind: 'transactions', due });
-    for (const due of await known.dueCards(ids, nowMs, { pollMs, watchMs })) {
-      if (due.watched) continue;
-      const jobs = jobsOf(due.userId);
-      if (jobs.filter((j) => j.kind === 'card').length < perUser) jobs.push({ kind: 'card', due });
-    }
-    const order = [...perUserJobs.keys()].sort();
-    const start = order.length === 0 ? 0 : rotation++ % order.length;
-    const turns = [...order.slice(start), ...order.slice(0, start)].map((id) => perUserJobs.get(id)!);
-    const out: Job[] = [];
-    for (let i = 0; turns.some((jobs) => i < jobs.length); i++) for (const jobs of turns) if (i < jobs.length) out.push(jobs[i]!);
-    return out;
-  }
-
-  function launch(job: Job, lane: Lane): void {
-    const token = users.get(job.due.userId);
-    const key = keyOf(job);
-    if (token === undefined || busy.has(key)) return;
-    busy.add(key);
-    if (lane === 'background') background++;
-    const run = (async () => {
-      try {
-        await inLane(lane, () => (job.kind === 'card' ? pollCard(job.due, token) : pollTransactions(job.due, token)));
-      } catch (error) {
-        await failed(error, job, token);
-      } finally {
-        busy.delete(key);
-        if (lane === 'background') background--;
-        // A free place in the window: fill it now rather than at the next tick.
-        if (lane === 'background' && !stopped) wakeUp?.();
-      }
-    })();
-    underWay.add(run);
-    void run.finally(() => underWay.delete(run));
-  }
-
-  async function pass(force: boolean): Promise<void> {
-    const nowMs = clock.now().getTime();
-    if (nowMs - prunedAt >= PRUNE_EVERY_MS) {
-      prunedAt = nowMs;
-      await pruneSeen(db, new Date(nowMs), pageSize * maxPages);
-      await known.pruneOwn(nowMs);
-    }
-    if (nowMs < pausedUntil) return;
-    await readUsers(nowMs, force);
-    const ids = [...users.keys()];
-    if (ids.length === 0) return;
-    for (const due of await known.dueCards(ids, nowMs, { pollMs, watchMs, watchedOnly: true })) launch({ kind: 'card', due }, 'watched');
-    while (background < window && !stopped) {
-      if (round.length === 0) {
-        if (nowMs - roundBuiltAt < Math.max(tickMs, 250)) break;
-        roundBuiltAt = nowMs;
-        round = await buildRound(ids, nowMs);
-        if (round.length === 0) break;
-      }
-      const job = round.shift()!;
-      // A watched card is polled in its own lane; a user gone or refused since the round was built is skipped.
-      if (job.kind === 'card' && job.due.watched) continue;
-      launch(job, 'background');
-    }
-  }
-
-  const loop = (async () => {
-    let force = true;
-    while (!stopped) {
-      try {
-        await pass(force);
-      } catch (error) {
-        logger.warn({ err: loggableError(error) }, 'remote watch: a pass failed');
-      }
-      force = await new Promise<boolean>((resolve) => {
-        const timer = setTimeout(() => resolve(false), tickMs);
-        wakeUp = (forced = false) => {
-          clearTimeout(timer);
-          wakeUp = undefined;
-          resolve(forced);
-        };
-      });
-    }
-  })();
-
-  function succeeded(): void {
-    backoffMs = 0;
-  }
-
-  async function failed(error: unknown, job: Job, token: string): Promise<void> {
-    const userId = job.due.userId;
-    if (error instanceof CardServiceError && error.code === 'INVALID_TOKEN') {
-      if (refused.has(token) || confirming.has(token)) return;
-      // One 401 is not forever (a service restarting, a proxy's hiccup): the token is asked about again.
-      confirming.add(token);
-      let confirmed: boolean;
-      try {
-        confirmed = await inLane(job.kind === 'card' && job.due.watched ? 'watched' : 'background', () =>
-          tokenRefusalConfirmed(client.as(token), options.confirmRefusalMs ?? CONFIRM_REFUSAL_DELAY_MS),
-        );
-      } finally {
-        confirming.delete(token);
-      }
-      if (!confirmed) {
-        logger.info({ userId }, 'remote watch: the service refused the token once, then not; polls go on');
-        return;
-      }
-      if (refused.has(token)) return;
-      refused.set(token, clock.now().getTime());
-      if (users.get(userId) === token) users.delete(userId);
-      round = round.filter((j) => j.due.userId !== userId);
-      logger.info({ userId }, 'remote watch: the service refused the token twice; no more polls for this user until it is linked again');
-      try {
-        await options.onTokenRefused(userId);
-      } catch (cause) {
-        logger.warn({ userId, err: loggableError(cause) }, 'remote watch: onTokenRefused failed');
-      }
-      return;
-    }
-    if (error instanceof CardServiceError && error.code === 'CARD_NOT_FOUND' && job.kind === 'card') {
-      logger.info({ userId, cardId: job.due.cardId }, 'remote watch: the service does not find the card; forgotten');
-      await known.forget(userId, job.due.cardId);
-      return;
-    }
-    if (error instanceof ServiceUnavailableError) {
-      backoffMs = error.retryAfterMs ?? Math.min(maxBackoffMs, backoffMs === 0 ? 1000 : backoffMs * 2);
-      pausedUntil = Math.max(pausedUntil, clock.now().getTime() + backoffMs);
-      logger.warn({ status: error.status, pauseMs: backoffMs }, 'remote watch: the card service is busy or failing; polls paused');
-      return;
-    }
-    logger.warn({ userId, err: loggableError(error) }, 'remote watch: a poll failed');
-  }
-
-  /** The request of a claimed poll: a service that did not answer gives the claim back, so the poll is not lost till the next interval. */
-  async function claimedRequest<T>(request: () => Promise<T>, release: () => Promise<void>): Promise<T> {
-    try {
-      return await request();
-    } catch (error) {
-      if (error instanceof ServiceUnavailableError) await release().catch(() => undefined);
-      throw error;
-    }
-  }
-
-  async function pollCard(due: DueCard, token: string): Promise<void> {
-    const at = clock.now();
-    if (!(await known.claimCard(due, at))) return;
-    const { otps, cardInfo } = await claimedRequest(
-      () => client.as(token).listOtps(due.cardId),
-      () => known.releaseCard(due, at),
-    );
-    succeeded();
-    await recordOtps(due.userId, due.cardId, otps, cardInfo?.nickname ?? '');
-  }
-
-  async function recordOtps(userId: string, cardId: string, otps: RemoteOtp[], nickname: string): Promise<void> {
-    const tables = remoteTables(db);
-    const card = await tables
-      .selectFrom('bot_remote_cards')
-      .select('baselined_at')
-      .where('user_id', '=', userId)
-      .where('card_id', '=', cardId)
-      .executeTakeFirst();
-    if (!card) return;
-    const seen = await seenAmong(
-      userId,
-      'otp',
-      otps.map((o) => o.id),
-    );
-    if (card.baselined_at !== null && otps.every((o) => seen.has(o.id))) return;
-    const oldestFirst = otps
-      .map((otp, index) => ({ otp, index }))
-      .sort((a, b) => a.otp.createdAt.localeCompare(b.otp.createdAt) || a.index - b.index)
-      .map((o) => o.otp);
-    await db.transaction().execute(async (trx) => {
-      const t = remoteTables(trx);
-      const at = clock.now().toISOString();
-      const baseline = await t
-        .updateTable('bot_remote_cards')
-        .set({ baselined_at: at })
-        .where('user_id', '=', userId)
-        .where('card_id', '=', cardId)
-        .where('baselined_at', 'is', null)
-        .executeTakeFirst();
-      const history = Number(baseline.numUpdatedRows) === 1;
-      for (const otp of oldestFirst) {
-        if (!(await markSeen(trx, userId, 'otp', otp.id, at)) || history || isStale(otp.createdAt, at)) continue;
-        const event: OtpEvent = {
-          kind: 'otp',
-          otpId: otp.id,
-          cardId,
-          cardName: otp.cardName || nickname,
-          maskedPan: otp.maskedPan,
-          code: otp.code,
-          amount: otp.amount,
-          currency: otp.currency,
-          merchantName: '',
-          createdAt: otp.createdAt || at,
-        };
-        await recordEvent(trx, userId, event, at);
-      }
-    });
-  }
-
-  async function pollTransactions(due: DueUser, token: string): Promise<void> {
-    const claimedAt = clock.now();
-    if (!(await known.claimUser(due, claimedAt))) return;
-    const session = client.as(token);
-    const page = await claimedRequest(
-      () => session.listTransactions({ page: 1, limit: pageSize }),
-      () => known.releaseUser(due, claimedAt),
-    );
-    succeeded();
-    const user = await remoteTables(db)
-      .selectFrom('bot_remote_users')
-      .select('baselined_at')
-      .where('user_id', '=', due.userId)
-      .executeTakeFirst();
-    if (!user) return;
-    const baselined = user.baselined_at !== null;
-    const { items, seen } = await readBackToSeen(due.userId, session, page, baselined ? maxPages : 1);
-    // The bot's own operation under way on a card: its transaction waits (not marked seen) until its answer
-    // marks it seen. Read after the page: an operation settled since left its transaction seen, so not recorded.
-    const unseen = items.filter((t) => !seen.has(t.id) && settled(t) !== undefined);
-    const own = baselined && unseen.length > 0 ? await known.ownUnderWay(due.userId, clock.now().getTime()) : new Set<string>();
-    const news = unseen.filter((t) => !own.has(ownKey(t.cardId, t.side)));
-    if (baselined && news.length === 0) return;
-    // The card's balance after each new transaction: its balance now, taken back through the later ones.
-    const balances = new Map<string, Cents>();
-    if (baselined) {
-      for (const cardId of new Set(news.map((t) => t.cardId))) {
-        let balance: Cents;
-        try {
-          balance = (await session.getCard(cardId)).balance;
-        } catch (error) {
-          if (!(error instanceof CardServiceError && error.code === 'CARD_NOT_FOUND')) throw error;
-          balance = 0;
-        }
-        for (const t of items) {
-          if (t.cardId !== cardId) continue;
-          balances.set(t.id, balance);
-          if (settled(t) === 'Approved') balance -= (t.side === 'Credit' ? 1 : -1) * Math.abs(t.amount);
-        }
-      }
-    }
-    await db.transaction().execute(async (trx) => {
-      const t = remoteTables(trx);
-      const at = clock.now().toISOString();
-      const baseline = await t
-        .updateTable('bot_remote_users')
-        .set({ baselined_at: at })
-        .where('user_id', '=', due.userId)
-        .where('baselined_at', 'is', null)
-        .executeTakeFirst();
-      const history = Number(baseline.numUpdatedRows) === 1;
-      // Baselined by another instance since it was read: the balances were not taken; the next poll pushes these.
-      if (!history && !baselined) return;
-      const known = createKnownCards(trx);
-      const cards = new Set((history ? items : news).map((item) => item.cardId));
-      for (const cardId of cards) await known.remember(due.userId, cardId, new Date(at));
-      if (history) {
-        for (const item of items) await markSeen(trx, due.userId, 'transaction', item.id, at);
-        return;
-      }
-      for (const item of [...news].reverse()) {
-        if (!(await markSeen(trx, due.userId, 'transaction', item.id, at)) || isStale(item.createdAt, at)) continue;
-        const event: CardTransactionEvent = {
-          kind: 'card_transaction',
-          transactionId: item.id,
-          cardId: item.cardId,
-          cardName: item.cardName,
-          maskedPan: item.maskedPan,
-          status: settled(item)!,
-          side: item.side,
-          type: item.type,
-          amount: Math.abs(item.amount),
-          currency: item.currency,
-          merchantName: item.merchantName,
-          declineCode: item.declineCode,
-          cardBalance: balances.get(item.id) ?? 0,
-          createdAt: item.createdAt || at,
-        };
-        await recordEvent(trx, due.userId, event, at);
-      }
-    });
-  }
-
-  /**
-   * The newest transactions back to the first one already seen: more than a page can come between two polls
-   * (a busy card, a service that was down), and the older ones are then on the next pages. Read newest first,
-   * up to `pages` pages; an item that moved to the next page while it was read is taken once.
-   */
-  async function readBackToSeen(
-    userId: string,
-    session: ReturnType<RemoteCardClient['as']>,
-    first: TransactionPage,
-    pages: number,
-  ): Promise<{ items: RemoteTransaction[]; seen: Set<string> }> {
-    const items = [...first.data];
-    const seen = await seenAmong(
-      userId,
-      'transaction',
-      items.map((t) => t.id),
-    );
-    let page = first;
-    for (let number = 2; number <= Math.min(pages, page.pagination.totalPages); number++) {
-      if (page.data.length === 0 || page.data.some((t) => seen.has(t.id))) break;
-      page = await session.listTransactions({ page: number, limit: pageSize });
-      const taken = new Set(items.map((t) => t.id));
-      const more = page.data.filter((t) => !taken.has(t.id));
-      items.push(...more);
-      for (const id of await seenAmong(
-        userId,
-        'transaction',
-        more.map((t) => t.id),
-      ))
-        seen.add(id);
-    }
-    return { items, seen };
-  }
-
-  async function seenAmong(userId: string, kind: 'otp' | 'transaction', ids: string[]): Promise<Set<string>> {
-    if (ids.length === 0) return new Set();
-    const rows = await remoteTables(db)
-      .selectFrom('bot_remote_seen')
-      .select('item_id')
-      .where('user_id', '=', userId)
-      .where('kind', '=', kind)
-      .where('item_id', 'in', ids)
-      .execute();
-    return new Set(rows.map((r) => r.item_id));
-  }
+    return undefined;
+  });
+  const wake = (forceUsers: boolean) => {
+    if (forceUsers) state.forceUsers = true;
+    loop?.wake();
+  };
 
   return {
     async stop() {
-      stopped = true;
-      wakeUp?.();
-      await loop;
-      await Promise.allSettled([...underWay]);
+      state.stopped = true;
+      await loop?.stop();
+      await Promise.allSettled([...state.underWay]);
     },
     wake() {
-      wakeUp?.(true);
+      wake(true);
     },
     async takeUser(userId, token) {
       // Linked again: a token refused before is polled again.
-      refused.delete(token);
-      await known.ensureUsers([userId]);
+      state.refused.delete(token);
+      await deps.known.ensureUsers([userId]);
       const row = await remoteTables(db)
         .selectFrom('bot_remote_users')
         .select(['last_polled_at', 'baselined_at'])
@@ -518,75 +170,14 @@ export function startRemoteWatch(options: RemoteWatchOptions): RemoteWatch {
         .executeTakeFirst();
       if (row === undefined || row.baselined_at !== null) return;
       // In the user's own lane: the chat waits for it.
-      await inLane('user', () => pollTransactions({ userId, lastPolledAt: row.last_polled_at }, token));
-      wakeUp?.(true);
+      await deps.inLane('user', () => pollTransactions(deps, { userId, lastPolledAt: row.last_polled_at }, token));
+      wake(true);
     },
     async watch(userId, cardId) {
       const now = clock.now();
-      await known.watch(userId, cardId, now.getTime() + (options.watchSeconds ?? 300) * 1000, now);
-      wakeUp?.(false);
+      await deps.known.watch(userId, cardId, now.getTime() + (options.watchSeconds ?? 300) * 1000, now);
+      wake(false);
     },
-    known,
+    known: deps.known,
   };
-}
-
-const DAY_MS = 24 * 60 * 60 * 1000;
-/** How long the seen rows of OTPs (and of transactions no longer among a user's newest) are kept. */
-const SEEN_KEPT_MS = 30 * DAY_MS;
-/** An item created longer ago than this is never pushed: it is one whose seen row was pruned, not news. */
-const STALE_MS = 14 * DAY_MS;
-const PRUNE_EVERY_MS = 60 * 60 * 1000;
-
-/** Whether an item the service dates (`createdAt`, ISO) is too old to push; an undated item is not. */
-function isStale(createdAt: string, at: string): boolean {
-  const created = Date.parse(createdAt);
-  return Number.isFinite(created) && Date.parse(at) - created > STALE_MS;
-}
-
-/**
- * Forgets the seen rows older than `SEEN_KEPT_MS`, except each user's newest `keepTransactions` transaction
- * rows: those are the transactions the first pages may still show, undated ones included, and a forgotten
- * one there would be pushed again. An older OTP or transaction that comes back is older than `STALE_MS`, so
- * it is taken as seen again, not pushed. Returns the rows deleted.
- */
-export async function pruneSeen(db: Executor, now: Date, keepTransactions: number): Promise<number> {
-  const cutoff = new Date(now.getTime() - SEEN_KEPT_MS).toISOString();
-  const result = await remoteTables(db)
-    .deleteFrom('bot_remote_seen as s')
-    .where('s.seen_at', '<', cutoff)
-    .where((eb) =>
-      eb.or([
-        eb('s.kind', '=', 'otp'),
-        eb(
-          's.item_id',
-          'not in',
-          eb
-            .selectFrom('bot_remote_seen as k')
-            .select('k.item_id')
-            .whereRef('k.user_id', '=', 's.user_id')
-            .where('k.kind', '=', 'transaction')
-            .orderBy('k.seen_at', 'desc')
-            .orderBy('k.item_id', 'desc')
-            .limit(keepTransactions),
-        ),
-      ]),
-    )
-    .executeTakeFirst();
-  return Number(result.numDeletedRows);
-}
-
-/** Inserts the item's seen row: true when this call inserted it (and so records its event). */
-async function markSeen(ex: Executor, userId: string, kind: 'otp' | 'transaction', itemId: string, at: string): Promise<boolean> {
-  const result = await remoteTables(ex)
-    .insertInto('bot_remote_seen')
-    .values({ user_id: userId, kind, item_id: itemId, seen_at: at })
-    .onConflict((oc) => oc.columns(['user_id', 'kind', 'item_id']).doNothing())
-    .executeTakeFirst();
-  return Number(result.numInsertedOrUpdatedRows ?? 0n) === 1;
-}
-
-/** A settled transaction's status as the bot shows it; undefined while it is not settled (it is pushed once it is). */
-function settled(t: RemoteTransaction): 'Approved' | 'Declined' | undefined {
-  const status = t.status.trim().toLowerCase();
-  return status === 'approved' ? 'Approved' : status === 'declined' ? 'Declined' : undefined;
 }
