@@ -4,7 +4,7 @@ import { openDatabase } from '../src/db/database.js';
 import { newRecordId } from '../src/core/ids.js';
 import { hashToken } from '../src/core/keys/secrets.js';
 import { SYSTEM_ACCOUNTS } from '../src/core/ledger/ledger.js';
-import { topupOnce } from '../src/core/operations/topup-statement.js';
+import { topupOnce } from '../src/core/money-store/postgres/topup-statement.js';
 
 // The scale bench's baseline: the least any server does for a durable top-up on Postgres. A bare
 // `node:http` route runs the core's top-up statement (the token checked by it, one round trip, the same

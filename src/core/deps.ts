@@ -30,8 +30,6 @@ export interface CoreDeps {
 export interface OperationDeps extends CoreDeps {
   /** The system accounts' ids, each looked up once for the whole core. */
   systemAccounts: SystemAccountIds;
-  /** Whether `db` is Postgres, where operations run their transactions as single statements (`*-statements.ts`). */
-  onPostgres: boolean;
   /** The withdrawals and closures waiting on the provider, bound to `db`, `clock` and `systemAccounts`. */
   pending: PendingOperations;
   /** The per-card cooldowns of `settings`. */

@@ -8,6 +8,7 @@ import { createAuthentication } from './operations/authentication.js';
 import { createHistoryOperations } from './operations/history.js';
 import { createMovementOperations } from './operations/movements.js';
 import { createPortableMoneyStore } from './money-store/portable/store.js';
+import { createPostgresMoneyStore } from './money-store/postgres/store.js';
 import { inputGuards } from './rules/schemas.js';
 import { hashToken } from './keys/secrets.js';
 import { systemAccountIds } from './ledger/ledger.js';
@@ -35,10 +36,13 @@ export function createCardService(deps: CoreDeps) {
     pending: createPendingOperations(db, clock, systemAccounts),
     cooldowns: createCooldowns(settings),
   };
+  // The money store, chosen once: on Postgres each transaction is one statement, falling back to the
+  // portable steps in the rare cases a statement leaves to them.
+  const portable = createPortableMoneyStore(storeDeps);
+  const onPostgres = db.getExecutor().adapter instanceof PostgresAdapter;
   const operationDeps: OperationDeps = {
     ...storeDeps,
-    onPostgres: db.getExecutor().adapter instanceof PostgresAdapter,
-    money: createPortableMoneyStore(storeDeps),
+    money: onPostgres ? createPostgresMoneyStore(storeDeps, portable) : portable,
   };
 
   return {

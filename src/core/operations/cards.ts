@@ -13,11 +13,11 @@ import { toCard, type Caller, type Card, type SensitiveCardDetails } from './vie
 /**
  * What cardholders do with their cards: create one (`card-creation.ts`), read them (below), freeze and
  * unfreeze one (`card-status.ts`), close one (`card-closure.ts`). Each is a function taking what it
- * needs; this factory binds them to one database, clock, provider and cipher.
+ * needs; this factory binds them to one database, clock, provider, cipher and money store.
  */
-export function createCardOperations({ db, clock, provider, cipher, settings, systemAccounts, onPostgres, pending, money }: OperationDeps) {
+export function createCardOperations({ db, clock, provider, cipher, settings, pending, money }: OperationDeps) {
   const guard = inputGuards(settings);
-  const deps = { db, onPostgres, clock, provider, cipher, settings, guard, pending, systemAccounts, money };
+  const deps = { db, clock, provider, guard, pending, money };
   return {
     quoteCreateCard: (caller: Caller, input: CreateCardInput) => quoteCreateCard(deps, caller, input),
     createCard: (caller: Caller, input: CreateCardInput, hooks?: OperationHooks<Card>) => createCard(deps, caller, input, hooks),

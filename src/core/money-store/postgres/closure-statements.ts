@@ -1,9 +1,10 @@
 import { sql } from 'kysely';
-import { compiledOnce } from '../../db/compiled-query.js';
-import type { Cents } from '../ledger/money.js';
+import { compiledOnce } from '../../../db/compiled-query.js';
+import type { Cents } from '../../ledger/money.js';
 import { heldRecords, holdOutcome, type HoldRow, journalEntries, lockedCard, staleOperations } from './withdraw-statements.js';
 
-// A closure's two transactions (before and after the provider call, `close` in `card-closure.ts`), each as
+// A closure's two transactions (before and after the provider call, `close` in `operations/card-closure.ts`;
+// in steps, `../portable/closure.ts`), each as
 // one Postgres statement, as a withdrawal's are (`withdraw-statements.ts`, whose hold this one shares but
 // for its rules). The rules decide inside the database by conditional updates, each mirroring a named check
 // of `src/core/rules/rules.ts`; the caller words a refusal with those same checks, from the figures returned.

@@ -1,17 +1,15 @@
 import { sql } from 'kysely';
-import { compiledOnce } from '../../db/compiled-query.js';
-import type { BinRow, CouponRow } from '../../db/schema.js';
-import type { Cents } from '../ledger/money.js';
-import type { CardViewRow } from './views.js';
+import { compiledOnce } from '../../../db/compiled-query.js';
+import type { CouponRow } from '../../../db/schema.js';
+import type { Cents } from '../../ledger/money.js';
+import type { CardViewRow } from '../../operations/views.js';
+import type { IssuingBin } from '../port.js';
 import { journalEntries, staleOperations } from './withdraw-statements.js';
 
 // A card's creation as two Postgres statements, one each side of the provider call (`createCard` in
-// `card-creation.ts`), as a withdrawal's are (`withdraw-statements.ts`). The rules decide inside the database
+// `operations/card-creation.ts`; in steps, `../portable/creation.ts`), as a withdrawal's are (`withdraw-statements.ts`). The rules decide inside the database
 // by conditional updates, each mirroring a named check of `src/core/rules/rules.ts`; the caller words a
 // refusal with those same checks, from the figures returned.
-
-/** What the provider and the settling need of the BIN a card is created on. */
-export type IssuingBin = Pick<BinRow, 'bin' | 'country' | 'currency' | 'initial_balance'>;
 
 /** What the hold statement did, and what the named checks need to word a refusal. */
 export interface CreationHold {

@@ -1,9 +1,9 @@
 import { type RawBuilder, sql } from 'kysely';
-import { compiledOnce } from '../../db/compiled-query.js';
-import type { CardRow, Executor } from '../../db/schema.js';
-import type { Cents } from '../ledger/money.js';
-import { isTokenHolder, type TokenHolder, type TokenUse } from './authentication.js';
-import type { Caller } from './views.js';
+import { compiledOnce } from '../../../db/compiled-query.js';
+import type { CardRow, Executor } from '../../../db/schema.js';
+import type { Cents } from '../../ledger/money.js';
+import { isTokenHolder, type TokenHolder, type TokenUse } from '../../operations/authentication.js';
+import type { Caller } from '../../operations/views.js';
 
 /** What one top-up statement did, and what the named checks need to word a refusal. */
 export interface TopupOutcome {
@@ -56,7 +56,7 @@ type TopupArgs = [
 
 /**
  * A whole top-up in one Postgres statement, so one round trip, committed on its own when run outside a
- * transaction: data-modifying CTEs in the order `topup` in `movements.ts` takes its steps. The rules decide
+ * transaction: data-modifying CTEs in the order `topUp` in `../portable/movements.ts` takes its steps. The rules decide
  * inside the database by conditional updates, each mirroring a named check of `src/core/rules/rules.ts`;
  * the caller words a refusal with those same checks, from the figures returned.
  * - `caller`: the user and wallet, given (`topupInOneStatement`) or found by the token's hash, unrevoked

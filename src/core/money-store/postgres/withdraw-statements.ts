@@ -1,9 +1,10 @@
 import { type RawBuilder, sql } from 'kysely';
-import { type CompiledOnce, compiledOnce } from '../../db/compiled-query.js';
-import type { CardRow, Executor } from '../../db/schema.js';
-import type { Cents } from '../ledger/money.js';
+import { type CompiledOnce, compiledOnce } from '../../../db/compiled-query.js';
+import type { CardRow, Executor } from '../../../db/schema.js';
+import type { Cents } from '../../ledger/money.js';
 
-// A withdrawal's two transactions (before and after the provider call, `withdraw` in `movements.ts`), each
+// A withdrawal's two transactions (before and after the provider call, `withdraw` in `operations/movements.ts`;
+// in steps, `../portable/movements.ts`), each
 // as one Postgres statement: one round trip each, committed on its own. The rules decide inside the database
 // by conditional updates, each mirroring a named check of `src/core/rules/rules.ts`; the caller words a
 // refusal with those same checks, from the figures returned.

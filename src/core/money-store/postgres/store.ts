@@ -1,0 +1,22 @@
+import type { MoneyStore, MoneyStoreDeps } from '../port.js';
+import { holdClosure, settleClosure } from './closure.js';
+import { holdCreation, settleCreation } from './creation.js';
+import { holdWithdrawal, settleWithdrawal, topUp } from './movements.js';
+
+/**
+ * The money store on Postgres: each transaction as one statement (data-modifying CTEs, `*-statements.ts`),
+ * so one round trip, the rules deciding inside the database by conditional updates that mirror the named
+ * checks. `steps`, the portable store, takes the rare cases a statement leaves undone: a caller with stale
+ * operations to recover first, a closure whose settling found the operation gone or the card closed.
+ */
+export function createPostgresMoneyStore(deps: MoneyStoreDeps, steps: MoneyStore): MoneyStore {
+  return {
+    topUp: (who, cardId, amount, now, hooks) => topUp(deps, who, cardId, amount, now, hooks),
+    holdWithdrawal: (request) => holdWithdrawal(deps, steps, request),
+    settleWithdrawal: (hold, hooks) => settleWithdrawal(deps, steps, hold, hooks),
+    holdClosure: (request) => holdClosure(deps, steps, request),
+    settleClosure: (hold) => settleClosure(deps, steps, hold),
+    holdCreation: (request) => holdCreation(deps, steps, request),
+    settleCreation: (hold, issued, hooks) => settleCreation(deps, hold, issued, hooks),
+  };
+}
