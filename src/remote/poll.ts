@@ -1,6 +1,7 @@
 import type { Clock } from '../infra/clock.js';
 import type { Db } from '../db/schema.js';
-import { ServiceUnavailableError, type RemoteCardClient } from './client.js';
+import type { RemoteCardClient } from './client.js';
+import { ServiceUnavailableError } from './service-errors.js';
 import type { KnownCards } from './known-cards.js';
 
 /** What one poll of the remote watch (a card's OTPs, a user's transactions) needs. */

@@ -3,7 +3,7 @@ import { CardServiceError } from '../core/rules/errors.js';
 import { getOrCreate } from '../infra/get-or-create.js';
 import { loggableError } from '../infra/log-safe.js';
 import type { Lane } from './budget.js';
-import { ServiceUnavailableError } from './client.js';
+import { ServiceUnavailableError } from './service-errors.js';
 import type { DueCard, DueUser } from './known-cards.js';
 import type { PollDeps } from './poll.js';
 import { pollCard } from './poll-otps.js';
