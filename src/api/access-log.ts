@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler, onResponseHookHandler } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import { pino } from 'pino';
 import type { Logger } from '../infra/logger.js';
-import { asArray } from './auth.js';
 
 /** An incoming `X-Request-Id` worth keeping: 1 to 128 visible ASCII characters. */
 const SANE_REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
@@ -34,45 +33,6 @@ export function requestIds(): () => string {
       count = 0;
     }
     return prefix + String(IDS_PER_PREFIX + count++).slice(1);
-  };
-}
-
-const milliseconds = (reply: FastifyReply) => Math.round(reply.elapsedTime * 10) / 10;
-
-/**
- * One access line per request, at info, when it completes: method, route pattern, status, duration (ms),
- * request id, and the user once authenticated; never the URL, a header or the token. Every reply carries
- * `x-request-id`. Each route gets its own hooks with its line's fixed part made once (as metrics does), so
- * a request pays two plain calls and one log line. Routes declared while `apiRoutes` is on are named by their
- * pattern; any other (mounted by another part: the bot's webhook, whose path may hold a secret) is named `webhook`.
- */
-export function installAccessLog(app: FastifyInstance, logger: Logger) {
-  let declaringApiRoutes = false;
-  const lineFor = accessLines(logger);
-  const tagRequest: onRequestHookHandler = (request, reply, done) => {
-    void reply.header('x-request-id', request.id);
-    done();
-  };
-  app.addHook('onRoute', (route) => {
-    const write = lineFor?.(declaringApiRoutes ? route.url : 'webhook');
-    const log: onResponseHookHandler = (request, reply, done) => {
-      write?.(request, reply.statusCode, milliseconds(reply));
-      done();
-    };
-    route.onRequest = [tagRequest, ...asArray(route.onRequest)];
-    route.onResponse = [...asArray(route.onResponse), log];
-  });
-  const unmatchedLine = lineFor?.('unmatched');
-  return {
-    /** Routes declared from now on (until `false`) are the API's own, logged by their pattern. */
-    apiRoutes(on: boolean): void {
-      declaringApiRoutes = on;
-    },
-    /** A request no route took (an unknown path, a URL the router refused), logged as `unmatched`; its reply gets the id. */
-    unmatched(request: FastifyRequest, reply: FastifyReply, status: number): void {
-      void reply.header('x-request-id', request.id);
-      unmatchedLine?.(request, status, milliseconds(reply));
-    },
   };
 }
 

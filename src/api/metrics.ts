@@ -2,7 +2,7 @@ import type { FastifyInstance, onResponseHookHandler } from 'fastify';
 import type { Histogram, Registry } from 'prom-client';
 import { getOrCreate } from '../infra/get-or-create.js';
 import { metricsRegistry } from '../infra/metrics.js';
-import { asArray } from './auth.js';
+import { asArray } from './hooks.js';
 
 const NAME = 'http_request_duration_seconds';
 const HELP = 'HTTP request duration by route, method and status';

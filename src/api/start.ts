@@ -92,7 +92,8 @@ export async function startHttpApi(options: HttpApiOptions): Promise<RunningHttp
         ? { url: config.WEBAPP_URL, botToken: config.BOT_TOKEN, showSeconds: config.SENSITIVE_TTL_SECONDS, bot: webApp }
         : undefined,
   });
-  mount?.(app);
+  // In a plugin of their own, registered after the API's: its routes see the hooks the API's plugins add to the app.
+  if (mount) void app.register(async (other) => mount(other));
   try {
     await app.listen({ host: config.HTTP_HOST, port: config.HTTP_PORT });
   } catch (error) {

@@ -1,10 +1,12 @@
 import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify';
-import { CardServiceError, isCardServiceError } from '../core/rules/errors.js';
-import { hashToken } from '../core/keys/secrets.js';
-import type { CardService } from '../core/service.js';
-import type { Caller } from '../core/operations/views.js';
-import type { RequestLimiter, TokenCounts } from './rate-limits.js';
-import type { TokenHolder } from '../core/operations/authentication.js';
+import fp from 'fastify-plugin';
+import { CardServiceError, isCardServiceError } from '../../core/rules/errors.js';
+import { hashToken } from '../../core/keys/secrets.js';
+import type { CardService } from '../../core/service.js';
+import type { Caller } from '../../core/operations/views.js';
+import type { TokenHolder } from '../../core/operations/authentication.js';
+import { asArray } from '../hooks.js';
+import type { RequestLimiter, TokenCounts } from '../rate-limits.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -21,6 +23,10 @@ declare module 'fastify' {
      * Not with an `Idempotency-Key` (its claim needs the user first) nor a token over its own limit.
      */
     tokenCheckedByOperation?: boolean;
+  }
+  interface FastifyInstance {
+    /** Authentication's part in answering an error (`plugins/errors.ts`). */
+    authentication: Authentication;
   }
   interface FastifyRequest {
     /** Who the bearer token stands for; set before any authenticated route's handler runs. */
@@ -48,12 +54,21 @@ export function bearerToken(header: string | undefined): string | undefined {
 
 /**
  * Every route needs a valid token (spec section 5) unless marked public; unknown routes answer 404 first.
- * With limits, the request is counted against its token (a request without one, against its address) in
- * one step before the token is looked up; a valid token then goes on unless over its own limit, whatever
- * its address has spent, and a missing or invalid one counts against its address and as a failed
- * authentication of it, refused (429) once the address has used up either.
+ * With limits (`plugins/limits.ts`), the request is counted against its token (a request without one, against
+ * its address) in one step before the token is looked up; a valid token then goes on unless over its own
+ * limit, whatever its address has spent, and a missing or invalid one counts against its address and as a
+ * failed authentication of it, refused (429) once the address has used up either.
  */
-export function installAuthentication(app: FastifyInstance, core: CardService, limiter?: RequestLimiter) {
+export const authPlugin = fp<{ core: CardService }>(
+  async (app, { core }) => {
+    app.decorate('authentication', installAuthentication(app, core, app.requestLimiter));
+  },
+  { name: 'auth', dependencies: ['limits'] },
+);
+
+type Authentication = ReturnType<typeof installAuthentication>;
+
+function installAuthentication(app: FastifyInstance, core: CardService, limiter: RequestLimiter | undefined) {
   app.decorateRequest('caller', null as unknown as Caller);
   app.decorateRequest('tokenHash', '');
   app.decorateRequest('tokenToCheck', null);
@@ -164,8 +179,4 @@ export function callerOf(request: FastifyRequest): Caller | TokenHolder {
 function tokenHashOf(request: FastifyRequest): string | undefined {
   const token = bearerToken(request.headers.authorization);
   return token === undefined ? undefined : hashToken(token);
-}
-
-export function asArray<T>(value: T | readonly T[] | undefined): T[] {
-  return value === undefined ? [] : Array.isArray(value) ? [...(value as T[])] : [value as T];
 }

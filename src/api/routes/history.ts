@@ -1,4 +1,4 @@
-import { callerOf } from '../auth.js';
+import { callerOf } from '../plugins/auth.js';
 import { ok } from '../envelope.js';
 import { cardIdParams, envelope, noBody, otpList, requestedOtp, transactionPage, wallet } from '../http-schemas.js';
 import { presentOtpList, presentRequestedOtp, presentTransactionPage, presentWallet } from '../presenters.js';

@@ -1,4 +1,4 @@
-import { callerOf } from '../auth.js';
+import { callerOf } from '../plugins/auth.js';
 import { ok } from '../envelope.js';
 import { cardIdParams, envelope, topupQuote, topupResult, withdrawResult } from '../http-schemas.js';
 import { presentQuote, presentTopup, presentWithdrawal } from '../presenters.js';
