@@ -57,6 +57,10 @@ class Series {
  * validates and hashes the labels at every call (0.46 µs a call on this machine, against 0.24 µs for the
  * token's whole SHA-256); here each route holds its series, one per status, and an observation adds to a
  * bucket (docs/performance.md).
+ *
+ * The seam: this function; prom-client's own path would return `histogram.labels(labels)` of a `Histogram`
+ * with the same name, help, buckets and label names. Measured gain (bench/fast-paths.bench.ts, 2 runs on a shared 2-core machine at load 11): 10 to 13 ns an
+ * observation against 936 to 1,171 ns for prom-client's labelled `observe`, about 1 µs saved a request.
  */
 function requestDurations(registry: Registry) {
   const series = new Map<string, Series>();
