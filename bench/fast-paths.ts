@@ -1,5 +1,5 @@
 // The three small fast paths against the library's own path, in one run: N calls each, several rounds
-// alternated, the median ns a call. `npx tsx bench/fast-paths.bench.ts` (a few seconds). Figures in the
+// alternated, the median ns a call. `npx tsx bench/fast-paths.ts`; not one of `npm run bench` (a few seconds). Figures in the
 // files' headers and docs/performance.md.
 import type { FastifyInstance, onResponseHookHandler, RouteOptions } from 'fastify';
 import { Histogram, Registry } from 'prom-client';
