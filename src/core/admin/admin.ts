@@ -8,7 +8,8 @@ import { createSandbox } from './sandbox.js';
 export { AdminError } from './errors.js';
 export type { CardHold } from './card-holds.js';
 export { CARD_NETWORKS, type NewBin, type NewCoupon, type NewPlan } from './catalog.js';
-export type { CardRecord, ChatLinkRecord, TokenRecord } from './people.js';
+export type { CardRecord } from './people.js';
+export type { ChatLinkRecord, TokenRecord } from './tokens.js';
 export type { SimulatedTransaction } from './sandbox.js';
 
 /** What an operator does: users, tokens, funding, catalogue, fees, coupons, sandbox simulations, checks. */
