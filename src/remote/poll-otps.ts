@@ -2,7 +2,7 @@ import { recordEvent, type OtpEvent } from '../core/operations/events.js';
 import { type DueCard, remoteTables } from './known-cards.js';
 import { claimedRequest, type PollDeps } from './poll.js';
 import { isStale, markSeen, seenAmong } from './seen.js';
-import type { RemoteOtp } from './shapes.js';
+import type { CardOtp } from '../interface/objects.js';
 
 /**
  * The poll of a card's OTP list (4.13): claimed first (no one polled it since it was read), then each new
@@ -24,7 +24,7 @@ async function recordOtps(
   { db, clock }: Pick<PollDeps, 'db' | 'clock'>,
   userId: string,
   cardId: string,
-  otps: RemoteOtp[],
+  otps: CardOtp[],
   nickname: string,
 ): Promise<void> {
   const tables = remoteTables(db);

@@ -5,7 +5,8 @@ import type { RemoteCardClient } from './client.js';
 import { createKnownCards, type DueUser, ownKey, remoteTables } from './known-cards.js';
 import { claimedRequest, type PollDeps } from './poll.js';
 import { isStale, markSeen, seenAmong } from './seen.js';
-import type { RemoteTransaction, TransactionPage } from './shapes.js';
+import type { CardTransaction } from '../interface/objects.js';
+import type { TransactionPage } from './shapes.js';
 
 /**
  * The poll of a user's transactions (4.12): claimed first, then the first page read (and the next ones back
@@ -108,7 +109,7 @@ async function readBackToSeen(
   session: ReturnType<RemoteCardClient['as']>,
   first: TransactionPage,
   pages: number,
-): Promise<{ items: RemoteTransaction[]; seen: Set<string> }> {
+): Promise<{ items: CardTransaction[]; seen: Set<string> }> {
   const items = [...first.data];
   const seen = await seenAmong(
     db,
@@ -135,7 +136,7 @@ async function readBackToSeen(
 }
 
 /** A settled transaction's status as the bot shows it; undefined while it is not settled (it is pushed once it is). */
-function settled(t: RemoteTransaction): 'Approved' | 'Declined' | undefined {
+function settled(t: CardTransaction): 'Approved' | 'Declined' | undefined {
   const status = t.status.trim().toLowerCase();
   return status === 'approved' ? 'Approved' : status === 'declined' ? 'Declined' : undefined;
 }

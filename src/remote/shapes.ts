@@ -1,10 +1,28 @@
 import { z } from 'zod';
-import type { Cents } from '../core/ledger/money.js';
+import type {
+  Bin,
+  Card,
+  CardOtp,
+  CardStatus,
+  CardTransaction,
+  Cents,
+  CloseResult,
+  Health,
+  OtpList,
+  Page,
+  Plan,
+  SensitiveCardDetails,
+  StatusChange,
+  TopupResult,
+  Wallet,
+  WithdrawResult,
+} from '../interface/objects.js';
 
 /**
  * The response shapes of a card service that speaks the interface (spec sections 2 and 4), earlier and
- * current, each read into one view. Unknown extra fields are dropped by the schemas, and so are the
- * earlier card record's `PAN`, `CVV` and `EXP`: card data leaves the client only through `details`.
+ * current, each parsed into the interface's object (src/interface/objects.ts). Unknown extra fields are
+ * dropped by the schemas, and so are the earlier card record's `PAN`, `CVV` and `EXP`: card data leaves the
+ * client only through `details`.
  */
 
 /** A JSON amount (a number, or a numeric string some services send) as integer cents. */
@@ -49,10 +67,8 @@ function readable<T>(items: unknown[], schema: z.ZodType<T>, max: number): T[] {
   });
 }
 
-/** The four states the bot knows; an earlier `Processing` (or any state it does not know) reads as not ready yet. */
-export type RemoteCardStatus = 'processing' | 'active' | 'frozen' | 'closed';
-
-export function cardStatusOf(raw: string): RemoteCardStatus {
+/** A card's state as the interface names it; an earlier `Processing` (or any state it does not know) reads as not ready yet. */
+export function cardStatusOf(raw: string): CardStatus {
   const status = raw.trim().toLowerCase();
   return status === 'active' || status === 'frozen' || status === 'closed' ? status : 'processing';
 }
@@ -66,19 +82,7 @@ export const envelope = z.object({
 });
 export type Envelope = z.infer<typeof envelope>;
 
-export const health = z.object({ status: text, environment: text.optional(), timestamp: text.optional() });
-
-export interface RemoteBin {
-  id: string;
-  bin: string;
-  network?: string;
-  threeDS: boolean;
-  wallet: boolean;
-  currency: string;
-  country?: string;
-  /** Unknown in the earlier shape. */
-  initialBalance?: Cents;
-}
+export const health = z.object({ status: text, environment: text.optional(), timestamp: text.optional() }) satisfies z.ZodType<Health>;
 
 const currentBin = z
   .object({
@@ -92,7 +96,7 @@ const currentBin = z
     initial_balance: money,
   })
   .transform(
-    (b): RemoteBin => ({
+    (b): Bin => ({
       id: b.id,
       bin: b.bin,
       network: b.network,
@@ -113,9 +117,7 @@ const earlierBin = z
     digital_wallet: flag.optional(),
     status: optionalText,
   })
-  .transform(
-    (b): RemoteBin => ({ id: b.id, bin: b.BIN, threeDS: b['3ds'] ?? false, wallet: b.digital_wallet ?? false, currency: b.currency }),
-  );
+  .transform((b): Bin => ({ id: b.id, bin: b.BIN, threeDS: b['3ds'] ?? false, wallet: b.digital_wallet ?? false, currency: b.currency }));
 
 /** Spec 2.4: either shape; an earlier BIN whose status is not `Active` is not offered, and an item in neither is skipped. */
 export const binList = z.array(z.unknown()).transform((items) =>
@@ -129,40 +131,15 @@ export const binList = z.array(z.unknown()).transform((items) =>
   }),
 );
 
-export interface RemotePlan {
-  id: number;
-  name: string;
-  description: string;
-  limit: Cents;
-  creationFee: Cents;
-}
-
 const plan = z
   .object({ id: z.coerce.number().int(), name: text, description: text.nullish(), limit: money, creation_fee: money })
-  .transform(
-    (p): RemotePlan => ({ id: p.id, name: p.name, description: p.description ?? '', limit: p.limit, creationFee: p.creation_fee }),
-  );
+  .transform((p): Plan => ({ id: p.id, name: p.name, description: p.description ?? '', limit: p.limit, creationFee: p.creation_fee }));
 
 /** Spec 4.3: the first `MAX_ITEMS.catalogue` plans, each of which must read. */
 export const planList = z
   .array(z.unknown())
   .transform((items) => items.slice(0, MAX_ITEMS.catalogue))
   .pipe(z.array(plan));
-
-export interface RemoteCard {
-  id: string;
-  name: string;
-  maskedPan: string;
-  balance: Cents;
-  deposit?: Cents;
-  status: RemoteCardStatus;
-  category: string;
-  currency: string;
-  binId?: string;
-  threeDS?: boolean;
-  createdAt?: string;
-  updatedAt?: string;
-}
 
 /** Spec 2.3, the card-detail record in either shape (capitalised `Active`, `Processing`); card data dropped. */
 export const card = z
@@ -183,7 +160,7 @@ export const card = z
     updated_at: text.optional(),
   })
   .transform(
-    (c): RemoteCard => ({
+    (c): Card => ({
       id: c.id,
       name: c.name,
       maskedPan: c.masked_PAN ?? c.masked_pan ?? '',
@@ -207,12 +184,11 @@ export const cardList = z
     return readable(items, card, MAX_ITEMS.cards);
   });
 
-export interface CreatedCard {
-  id: string;
-  status: RemoteCardStatus;
-  category: string;
-  balance: Cents;
-  /** The billing address as the service gave it (the earlier shape has one string). */
+/**
+ * The creation result: no whole card in the current shape (the client asks for the card after it). The
+ * billing address is kept as one line, as the earlier shape gives it; the current shape's object is joined.
+ */
+export interface CreatedCard extends Pick<Card, 'id' | 'status' | 'category' | 'balance'> {
   address?: string;
 }
 
@@ -249,16 +225,6 @@ export const createdCard = z
     }),
   );
 
-export interface RemoteTopup {
-  cardId: string;
-  transactionId: string;
-  platformFee: Cents;
-  totalCharged: Cents;
-  newCardBalance: Cents;
-  /** Absent from the earlier shape. */
-  walletBalance?: Cents;
-}
-
 /** Spec 4.6, current (`platform_fee_amount`, `new_card_balance`) or earlier (`platform_fee`, `new_balance`). */
 export const topup = z
   .object({
@@ -273,7 +239,7 @@ export const topup = z
   })
   .refine((t) => (t.platform_fee_amount ?? t.platform_fee) !== undefined && (t.new_card_balance ?? t.new_balance) !== undefined)
   .transform(
-    (t): RemoteTopup => ({
+    (t): TopupResult => ({
       cardId: t.card_id,
       transactionId: t.transaction_id,
       platformFee: (t.platform_fee_amount ?? t.platform_fee)!,
@@ -282,14 +248,6 @@ export const topup = z
       ...(t.wallet_balance === undefined ? {} : { walletBalance: t.wallet_balance }),
     }),
   );
-
-export interface RemoteWithdrawal {
-  cardId: string;
-  transactionId: string;
-  amountWithdrawn: Cents;
-  newCardBalance: Cents;
-  walletBalance?: Cents;
-}
 
 /** Spec 4.7, current (`new_card_balance`) or earlier (`new_balance`). */
 export const withdrawal = z
@@ -303,7 +261,7 @@ export const withdrawal = z
   })
   .refine((w) => (w.new_card_balance ?? w.new_balance) !== undefined)
   .transform(
-    (w): RemoteWithdrawal => ({
+    (w): WithdrawResult => ({
       cardId: w.card_id,
       transactionId: w.transaction_id,
       amountWithdrawn: w.amount_withdrawn,
@@ -315,12 +273,14 @@ export const withdrawal = z
 /** Spec 4.8 and 4.9. */
 export const statusChange = z
   .object({ card_id: cardId, status: text })
-  .transform((s) => ({ cardId: s.card_id, status: cardStatusOf(s.status) }));
+  .transform((s): StatusChange => ({ cardId: s.card_id, status: cardStatusOf(s.status) }));
 
 /** Spec 4.10: the only way card data leaves the client. */
 export const sensitiveDetails = z
   .object({ id: cardId, PAN: text, CVV: text, EXP: text, masked_PAN: text.optional(), name: text.optional() })
-  .transform((d) => ({ id: d.id, pan: d.PAN, cvv: d.CVV, exp: d.EXP, maskedPan: d.masked_PAN ?? '', name: d.name ?? '' }));
+  .transform(
+    (d): SensitiveCardDetails => ({ id: d.id, pan: d.PAN, cvv: d.CVV, exp: d.EXP, maskedPan: d.masked_PAN ?? '', name: d.name ?? '' }),
+  );
 
 /** Spec 4.11. */
 export const closed = z
@@ -330,36 +290,22 @@ export const closed = z
     transaction_id: z.coerce.string().nullish(),
     new_wallet_balance: money.optional(),
   })
-  .transform((c) => ({
-    cardId: c.card_id,
-    balanceWithdrawn: c.balance_withdrawn,
-    transactionId: c.transaction_id ?? null,
-    ...(c.new_wallet_balance === undefined ? {} : { newWalletBalance: c.new_wallet_balance }),
-  }));
+  .transform(
+    (c): CloseResult => ({
+      cardId: c.card_id,
+      balanceWithdrawn: c.balance_withdrawn,
+      transactionId: c.transaction_id ?? null,
+      ...(c.new_wallet_balance === undefined ? {} : { newWalletBalance: c.new_wallet_balance }),
+    }),
+  );
 
 /**
  * A transaction's side on its card as the bot shows it, read the same way for the statement and the pushes:
  * the spec says `Debit` or `Credit`; any case is taken, and a side that does not say credit is a debit (money
  * leaving the card, as purchases do).
  */
-export function sideOf(raw: string | null | undefined): 'Credit' | 'Debit' {
+export function sideOf(raw: string | null | undefined): CardTransaction['side'] {
   return /credit/i.test(raw ?? '') ? 'Credit' : 'Debit';
-}
-
-export interface RemoteTransaction {
-  id: string;
-  cardId: string;
-  cardName: string;
-  status: string;
-  /** Read by `sideOf`. */
-  side: 'Credit' | 'Debit';
-  amount: Cents;
-  currency: string;
-  type: string;
-  maskedPan: string;
-  merchantName: string;
-  declineCode: string | null;
-  createdAt: string;
 }
 
 const transaction = z
@@ -379,7 +325,7 @@ const transaction = z
     created_at: optionalText,
   })
   .transform(
-    (t): RemoteTransaction => ({
+    (t): CardTransaction => ({
       id: t.id,
       cardId: t.card_id,
       cardName: t.card_name ?? '',
@@ -409,18 +355,8 @@ export const transactionPage = z.object({
     hasNext: z.boolean(),
     hasPrev: z.boolean(),
   }),
-});
+}) satisfies z.ZodType<Page<CardTransaction>>;
 export type TransactionPage = z.infer<typeof transactionPage>;
-
-export interface RemoteOtp {
-  id: string;
-  code: string;
-  amount: Cents;
-  currency: string;
-  maskedPan: string;
-  cardName: string;
-  createdAt: string;
-}
 
 const otp = z
   .object({
@@ -433,7 +369,7 @@ const otp = z
     created_at: optionalText,
   })
   .transform(
-    (o): RemoteOtp => ({
+    (o): CardOtp => ({
       id: o.id,
       code: o.code,
       amount: o.amount ?? 0,
@@ -445,7 +381,7 @@ const otp = z
   );
 
 /** The newest `max` of `otps` (by their time), in the order the service gave them. */
-function newest(otps: RemoteOtp[], max: number): RemoteOtp[] {
+function newest(otps: CardOtp[], max: number): CardOtp[] {
   if (otps.length <= max) return otps;
   const kept = new Set(
     otps
@@ -464,7 +400,7 @@ function newest(otps: RemoteOtp[], max: number): RemoteOtp[] {
 export const otpList = z.object({
   otps: z.array(z.unknown()).transform((items) => newest(readable(items, otp, items.length), MAX_ITEMS.otps)),
   cardInfo: z.object({ id: z.union([z.number(), z.string()]), nickname: optionalText }).optional(),
-});
+}) satisfies z.ZodType<OtpList>;
 
 /** Spec 4.14. */
 export const requestedOtp = z
@@ -474,7 +410,7 @@ export const requestedOtp = z
 /** Spec 4.15. */
 export const wallet = z
   .object({ balance: money, updated_at: optionalText })
-  .transform((w) => ({ balance: w.balance, updatedAt: w.updated_at ?? '' }));
+  .transform((w): Wallet => ({ balance: w.balance, updatedAt: w.updated_at ?? '' }));
 
 /**
  * The extension top-up quote (ours): the fee before confirming and, from a service that says them, the

@@ -1,7 +1,7 @@
 /**
  * What the bot takes from the core as it is, whichever service it talks to: the coded refusals (one
  * closed set, the interface's), money types, token hashing, the clock, and the types of what only our
- * embedded core offers (events, funding). Only this folder imports `src/core` (test/bot/seam.test.ts).
+ * embedded core offers (events, funding, what its views add to the interface's objects). Only this folder imports `src/core` (test/bot/seam.test.ts).
  */
 export type { ChatLinkPort, UnlinkReason } from '../../core/operations/chat-links.js';
 export type { Clock } from '../../infra/clock.js';
@@ -20,3 +20,5 @@ export { hashToken, isApiTokenShaped } from '../../core/keys/secrets.js';
 export type { CardService } from '../../core/service.js';
 export type { ServiceStats } from '../../core/admin/stats.js';
 export type { QuotedRefusal } from '../../core/operations/views.js';
+/** The core's views: the interface's objects with what ours always fills (the port leaves that optional). */
+export type * as ours from '../../core/operations/views.js';

@@ -1,97 +1,67 @@
 import type { ZodType } from 'zod';
-import type { EventOutbox, Funding, QuotedRefusal } from './from-core.js';
+import type * as promised from '../../interface/objects.js';
+import type {
+  Bin,
+  CardTransaction,
+  Cents,
+  CloseResult,
+  CreateCardInput,
+  Page,
+  RequestedOtp,
+  SensitiveCardDetails,
+  StatusChange,
+  TopupResult,
+  TransactionsQuery,
+  Wallet,
+  WithdrawResult,
+} from '../../interface/objects.js';
+import type { EventOutbox, Funding, ours, QuotedRefusal } from './from-core.js';
 
 /**
  * The one way the bot reaches the card service: `CardServicePort`, with an account per linked chat.
  * Two implementations: the embedded core (./embedded.ts) and, later, an HTTP client of `/api/v1`. The
  * views below are what the bot reads; the core's own objects fit them as they are, and a remote service
- * fills them from its replies, so what the interface does not promise is optional here.
+ * fills them from its replies, so what the interface does not promise is optional here: they are the
+ * interface's objects (src/interface/objects.ts), with what only the core's views add left optional.
  */
 
-/** Integer cents, as everywhere inside. */
-export type Cents = number;
+export type { CardStatus } from '../../interface/objects.js';
+export type {
+  Bin,
+  CardTransaction,
+  Cents,
+  CloseResult,
+  CreateCardInput,
+  Page,
+  RequestedOtp,
+  SensitiveCardDetails,
+  StatusChange,
+  TopupResult,
+  TransactionsQuery,
+  Wallet,
+  WithdrawResult,
+};
 
-export type CardStatus = 'processing' | 'active' | 'frozen' | 'closed';
+/**
+ * An object as the interface promises it, with the fields `K` that only our core adds to it (its view's)
+ * optional: the embedded core fills them, a remote service leaves them out.
+ */
+type WithOurs<Promised, Ours extends Promised, K extends Exclude<keyof Ours, keyof Promised>> = Promised & Partial<Pick<Ours, K>>;
 
-export interface Card {
-  id: string;
-  name: string;
-  maskedPan: string;
-  balance: Cents;
-  status: CardStatus;
-  category: string;
-  currency: string;
-  /** The card's small integer number (ours). */
-  number?: number;
-  deposit?: Cents;
-  limit?: Cents;
-  planId?: number;
-  /** While `processing`: the creation fee held from the wallet for it (ours). */
-  heldFee?: Cents;
-  /** False while the card carries a temporary provider id (ours). */
-  providerReady?: boolean;
-  binId?: string;
-  threeDS?: boolean;
-  createdAt?: string;
-  updatedAt?: string;
+export type Card = WithOurs<promised.Card, ours.Card, 'number' | 'limit' | 'planId' | 'heldFee' | 'providerReady'>;
+export type Plan = WithOurs<promised.Plan, ours.Plan, 'active'>;
+export type CardOtp = WithOurs<promised.CardOtp, ours.CardOtp, 'merchantName'>;
+
+export interface OtpList extends promised.OtpList {
+  otps: CardOtp[];
 }
 
-export interface SensitiveCardDetails {
-  id: string;
-  pan: string;
-  cvv: string;
-  exp: string;
-  maskedPan: string;
-  name: string;
-}
-
-export interface Bin {
-  id: string;
-  bin: string;
-  network?: string;
-  threeDS: boolean;
-  wallet: boolean;
-  currency: string;
-  country?: string;
-  initialBalance?: Cents;
-}
-
-export interface Plan {
-  id: number;
-  name: string;
-  description: string;
-  limit: Cents;
-  creationFee: Cents;
-  active?: boolean;
-  createdAt?: string;
-}
-
-/** What a card creation would cost, before confirming it. */
-export interface CreationQuote {
-  /** The plan's creation fee, and the fee after the coupon. */
-  planFee: Cents;
-  fee: Cents;
-  walletBalance: Cents;
-  /** The wallet after the fee; below zero when the wallet cannot pay it. */
-  walletAfter: Cents;
-}
-
-/** A top-up's fee before confirming; the rest only from a service that says more (ours). */
-export interface TopupQuote {
-  platformFee: Cents;
-  totalCharged: Cents;
-  amount?: Cents;
-  category?: string;
-  walletBalance?: Cents;
-  /** How much more the card's plan allows to be deposited. */
-  depositAvailable?: Cents;
-  /** The largest top-up that the plan's limit and the wallet allow now (fee included). */
-  maxAmount?: Cents;
-  /** Seconds until the card's top-up cooldown has passed; 0 when none. */
-  cooldownSeconds?: number;
-  /** The refusal the top-up would meet now, from the service's own rules; absent when it would pass or the service does not say. */
-  refusal?: QuotedRefusal;
-}
+/**
+ * A top-up's fee before confirming; the rest only from a service that says more (ours, whose category may be
+ * any the service names). The refusal is absent when the top-up would pass or the service does not say.
+ */
+export type TopupQuote = Pick<ours.TopupQuote, 'platformFee' | 'totalCharged'> &
+  Partial<Omit<ours.TopupQuote, 'cardId' | 'category' | 'platformFee' | 'totalCharged'>> & { category?: string };
 
 /**
  * What a card can take, from a service that quotes no fee (remote mode without our quote extension): the
@@ -112,111 +82,11 @@ export interface TopupBounds {
   refusal?: QuotedRefusal;
 }
 
-/** What a withdrawal from a card may take now. */
-export interface WithdrawalQuote {
-  cardBalance: Cents;
-  /** The card's balance, at most the withdrawal maximum. */
-  maxAmount: Cents;
-  /** Seconds until the card's withdrawal cooldown has passed; 0 when none. */
-  cooldownSeconds: number;
-  /** The refusal a withdrawal (of the quoted amount, when given) would meet now; absent when it would pass or the service does not say. */
-  refusal?: QuotedRefusal;
-}
+/** What a card creation would cost, before confirming it: ours, or the bot's from the plan's fee (no initial balance then). */
+export type CreationQuote = Omit<ours.CreationQuote, 'initialBalance'>;
 
-export interface TopupResult {
-  cardId: string;
-  transactionId: string;
-  platformFee: Cents;
-  totalCharged: Cents;
-  newCardBalance: Cents;
-  walletBalance?: Cents;
-  invoiceId?: number;
-}
-
-export interface WithdrawResult {
-  cardId: string;
-  transactionId: string;
-  amountWithdrawn: Cents;
-  newCardBalance: Cents;
-  walletBalance?: Cents;
-  invoiceId?: number;
-}
-
-export interface CloseResult {
-  cardId: string;
-  balanceWithdrawn: Cents;
-  transactionId: string | null;
-  newWalletBalance?: Cents;
-  invoiceId?: number | null;
-}
-
-export interface StatusChange {
-  cardId: string;
-  status: CardStatus;
-}
-
-export interface CardTransaction {
-  id: string;
-  cardId: string;
-  cardName: string;
-  status: string;
-  side: string;
-  amount: Cents;
-  currency: string;
-  type: string;
-  maskedPan: string;
-  merchantName: string;
-  declineCode: string | null;
-  createdAt: string;
-  originalAmount?: Cents;
-  originalCurrency?: string;
-  updatedAt?: string;
-}
-
-export interface Page<T> {
-  data: T[];
-  pagination: { page: number; limit: number; total: number; totalPages: number; hasNext: boolean; hasPrev: boolean };
-}
-
-export interface CardOtp {
-  id: string;
-  code: string;
-  amount: Cents;
-  currency: string;
-  maskedPan: string;
-  cardName: string;
-  merchantName?: string;
-  createdAt: string;
-}
-
-export interface OtpList {
-  otps: CardOtp[];
-  cardInfo?: { id: number | string; nickname?: string | null };
-}
-
-/** An OTP asked for by e-mail; the card's name and the code when the service gives them. */
-export interface RequestedOtp {
-  message: string;
-  cardInfo?: { name?: string; otpCode?: string };
-}
-
-export interface Wallet {
-  balance: Cents;
-  updatedAt?: string;
-}
-
-export interface TransactionsQuery {
-  page?: number;
-  limit?: number;
-  card_id?: string;
-}
-
-export interface CreateCardInput {
-  bin_id: string;
-  planId: number;
-  name: string;
-  coupon_id?: string;
-}
+/** What a withdrawal from a card may take now (ours; a remote service's from the card and the bot's own count). */
+export type WithdrawalQuote = Omit<ours.WithdrawalQuote, 'cardId'>;
 
 /** A schema of an amount typed in dollars, giving cents. */
 export type AmountSchema = ZodType<{ amount: Cents }, { amount: number }>;

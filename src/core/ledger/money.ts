@@ -1,5 +1,7 @@
-/** Integer cents. Every amount inside the core is one of these; decimals exist only at the edges. */
-export type Cents = number;
+import type { Cents } from '../../interface/objects.js';
+
+/** Integer cents (the interface's objects declare it). Every amount inside the core is one of these; decimals exist only at the edges. */
+export type { Cents };
 
 /** How far from a whole cent binary floating point may put an amount that has 2 decimals (0.1 + 5.2). */
 const FLOAT_NOISE_CENTS = 1e-6;

@@ -3,8 +3,14 @@ import type { Cents } from '../ledger/money.js';
 import type { BillingAddress } from '../provider/provider.js';
 import type { ErrorCode, ParamsOf } from '../rules/errors.js';
 import type { PlainRefusal } from '../rules/refusal.js';
+import type * as promised from '../../interface/objects.js';
 
-/** What the core returns. Amounts are integer cents; the edges format them. */
+/**
+ * What the core returns: the interface's objects (src/interface/objects.ts), each extended with what ours
+ * always fills. Amounts are integer cents; the edges format them.
+ */
+
+export type { Page, SensitiveCardDetails, StatusChange } from '../../interface/objects.js';
 
 export interface Caller {
   userId: string;
@@ -14,21 +20,16 @@ export interface Caller {
 export type CardStatus = CardRow['status'];
 export type CardCategory = CardRow['category'];
 
-export interface Card {
-  id: string;
+export interface Card extends promised.Card {
   /** The card's small integer number (the OTP list's `cardInfo.id`). */
   number: number;
   createdAt: string;
   updatedAt: string;
   category: CardCategory;
-  maskedPan: string;
-  name: string;
-  balance: Cents;
   deposit: Cents;
   limit: Cents;
   planId: number;
   status: CardStatus;
-  currency: string;
   currencyShortName: string;
   binId: string;
   threeDS: boolean;
@@ -39,33 +40,14 @@ export interface Card {
   heldFee?: Cents;
 }
 
-export interface SensitiveCardDetails {
-  id: string;
-  pan: string;
-  cvv: string;
-  exp: string;
-  maskedPan: string;
-  name: string;
-}
-
-export interface Bin {
-  id: string;
-  bin: string;
+export interface Bin extends promised.Bin {
   network: string;
-  threeDS: boolean;
-  wallet: boolean;
-  currency: string;
   country: string;
   initialBalance: Cents;
   enabled: boolean;
 }
 
-export interface Plan {
-  id: number;
-  name: string;
-  description: string;
-  limit: Cents;
-  creationFee: Cents;
+export interface Plan extends promised.Plan {
   active: boolean;
   createdAt: string;
 }
@@ -114,88 +96,48 @@ export interface WithdrawalQuote {
 /** A refusal as a quote carries it: plain data, one of the core's coded refusals. */
 export type QuotedRefusal = PlainRefusal<ErrorCode, ParamsOf<ErrorCode>>;
 
-export interface TopupResult {
-  cardId: string;
-  transactionId: string;
+export interface TopupResult extends promised.TopupResult {
   invoiceId: number;
   walletBalance: Cents;
-  totalCharged: Cents;
-  platformFee: Cents;
-  newCardBalance: Cents;
 }
 
-export interface WithdrawResult {
-  cardId: string;
-  transactionId: string;
+export interface WithdrawResult extends promised.WithdrawResult {
   invoiceId: number;
   walletBalance: Cents;
-  newCardBalance: Cents;
-  amountWithdrawn: Cents;
 }
 
-export interface CloseResult {
-  cardId: string;
-  balanceWithdrawn: Cents;
-  transactionId: string | null;
+export interface CloseResult extends promised.CloseResult {
   invoiceId: number | null;
   newWalletBalance: Cents;
 }
 
-export interface StatusChange {
-  cardId: string;
-  status: CardStatus;
-}
-
-export interface CardTransaction {
-  id: string;
-  cardId: string;
-  cardName: string;
+export interface CardTransaction extends promised.CardTransaction {
   status: CardTransactionRow['status'];
   side: CardTransactionRow['side'];
-  amount: Cents;
-  currency: string;
-  type: string;
-  maskedPan: string;
-  merchantName: string;
   originalAmount: Cents;
   originalCurrency: string;
-  declineCode: string | null;
-  createdAt: string;
   updatedAt: string;
 }
 
-export interface Page<T> {
-  data: T[];
-  pagination: { page: number; limit: number; total: number; totalPages: number; hasNext: boolean; hasPrev: boolean };
-}
-
-export interface CardOtp {
-  id: string;
-  code: string;
-  amount: Cents;
-  currency: string;
-  maskedPan: string;
-  cardName: string;
+export interface CardOtp extends promised.CardOtp {
+  /** Ours: the merchant the code confirms a payment at. */
   merchantName: string;
-  createdAt: string;
 }
 
-export interface OtpList {
+export interface OtpList extends promised.OtpList {
   otps: CardOtp[];
   cardInfo: { id: number; nickname: string };
 }
 
-export interface RequestedOtp {
-  message: string;
+export interface RequestedOtp extends promised.RequestedOtp {
   cardInfo: { id: string; providerCardId: string; name: string; otpCode: string };
 }
 
-export interface Wallet {
-  balance: Cents;
+export interface Wallet extends promised.Wallet {
   updatedAt: string;
 }
 
-export interface Health {
+export interface Health extends promised.Health {
   status: 'healthy';
   environment: string;
   timestamp: string;
