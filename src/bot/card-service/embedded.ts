@@ -4,31 +4,12 @@ import { createFunding, type Funding } from '../../core/funding/funding.js';
 import type { CardService } from '../../core/service.js';
 import type { Caller } from '../../core/operations/views.js';
 import type { Db } from '../../db/schema.js';
-import type {
-  Bin,
-  Card,
-  CardAccount,
-  CardServicePort,
-  CardTransaction,
-  CloseResult,
-  CreateCardInput,
-  CreationQuote,
-  LinkedToken,
-  OtpList,
-  Page,
-  Plan,
-  RequestedOtp,
-  SensitiveCardDetails,
-  StatusChange,
-  TopupQuote,
-  TopupResult,
-  TransactionsQuery,
-  Wallet,
-  WithdrawalQuote,
-  WithdrawResult,
-} from './port.js';
+import type { CardAccount, CardServicePort, Cents, CreateCardInput, LinkedToken, TransactionsQuery } from './port.js';
 
-/** One user's calls into the core: what the core returns, as it is (no copies on the update path). */
+/**
+ * One user's calls into the core: what the core returns, as it is (no copies on the update path); that it
+ * fits the port is checked by `implements CardAccount`.
+ */
 class EmbeddedAccount implements CardAccount {
   constructor(
     private readonly core: CardService,
@@ -38,61 +19,61 @@ class EmbeddedAccount implements CardAccount {
   get userId(): string {
     return this.caller.userId;
   }
-  walletBalance(): Promise<Wallet> {
+  walletBalance() {
     return this.core.walletBalance(this.caller);
   }
-  walletHeld(): Promise<number> {
+  walletHeld() {
     return this.core.walletHeld(this.caller);
   }
-  listBins(): Promise<Bin[]> {
+  listBins() {
     return this.core.listBins();
   }
-  listPlans(): Promise<Plan[]> {
+  listPlans() {
     return this.core.listPlans();
   }
-  listCards(): Promise<Card[]> {
+  listCards() {
     return this.core.listCards(this.caller);
   }
-  getCard(cardId: string): Promise<Card> {
+  getCard(cardId: string) {
     return this.core.getCard(this.caller, cardId);
   }
-  getSensitiveDetails(cardId: string): Promise<SensitiveCardDetails> {
+  getSensitiveDetails(cardId: string) {
     return this.core.getSensitiveDetails(this.caller, cardId);
   }
-  quoteCreateCard(input: CreateCardInput): Promise<CreationQuote> {
+  quoteCreateCard(input: CreateCardInput) {
     return this.core.quoteCreateCard(this.caller, input);
   }
-  createCard(input: CreateCardInput): Promise<Card> {
+  createCard(input: CreateCardInput) {
     return this.core.createCard(this.caller, input);
   }
-  quoteTopup(cardId: string, input: { amount: number }): Promise<TopupQuote> {
+  quoteTopup(cardId: string, input: { amount: Cents }) {
     return this.core.quoteTopup(this.caller, cardId, input);
   }
-  topup(cardId: string, input: { amount: number }): Promise<TopupResult> {
+  topup(cardId: string, input: { amount: Cents }) {
     return this.core.topup(this.caller, cardId, input);
   }
-  quoteWithdrawal(cardId: string, input?: { amount: number }): Promise<WithdrawalQuote> {
+  quoteWithdrawal(cardId: string, input?: { amount: Cents }) {
     return this.core.quoteWithdrawal(this.caller, cardId, input);
   }
-  withdraw(cardId: string, input: { amount: number }): Promise<WithdrawResult> {
+  withdraw(cardId: string, input: { amount: Cents }) {
     return this.core.withdraw(this.caller, cardId, input);
   }
-  freeze(cardId: string): Promise<StatusChange> {
+  freeze(cardId: string) {
     return this.core.freeze(this.caller, cardId);
   }
-  unfreeze(cardId: string): Promise<StatusChange> {
+  unfreeze(cardId: string) {
     return this.core.unfreeze(this.caller, cardId);
   }
-  close(cardId: string): Promise<CloseResult> {
+  close(cardId: string) {
     return this.core.close(this.caller, cardId);
   }
-  listTransactions(query: TransactionsQuery): Promise<Page<CardTransaction>> {
+  listTransactions(query: TransactionsQuery) {
     return this.core.listTransactions(this.caller, query);
   }
-  listOtps(cardId: string): Promise<OtpList> {
+  listOtps(cardId: string) {
     return this.core.listOtps(this.caller, cardId);
   }
-  requestOtp(cardId: string): Promise<RequestedOtp> {
+  requestOtp(cardId: string) {
     return this.core.requestOtp(this.caller, cardId);
   }
 }

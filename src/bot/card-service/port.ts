@@ -25,22 +25,8 @@ import type { EventOutbox, Funding, ours, QuotedRefusal } from './from-core.js';
  * interface's objects (src/interface/objects.ts), with what only the core's views add left optional.
  */
 
-export type { CardStatus } from '../../interface/objects.js';
-export type {
-  Bin,
-  CardTransaction,
-  Cents,
-  CloseResult,
-  CreateCardInput,
-  Page,
-  RequestedOtp,
-  SensitiveCardDetails,
-  StatusChange,
-  TopupResult,
-  TransactionsQuery,
-  Wallet,
-  WithdrawResult,
-};
+/** The interface's objects as it declares them, but for those declared below (a module's own exports come before `export *`). */
+export type * from '../../interface/objects.js';
 
 /**
  * An object as the interface promises it, with the fields `K` that only our core adds to it (its view's)
