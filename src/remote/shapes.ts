@@ -22,7 +22,8 @@ import type {
  * The response shapes of a card service that speaks the interface (spec sections 2 and 4), earlier and
  * current, each parsed into the interface's object (src/interface/objects.ts). Unknown extra fields are
  * dropped by the schemas, and so are the earlier card record's `PAN`, `CVV` and `EXP`: card data leaves the
- * client only through `details`.
+ * client only through `details`. Over 300 lines because it holds one schema per answer of the interface,
+ * each reading both shapes: split, the shared readers (money, flags, ids, list bounds) would be imported back.
  */
 
 /** A JSON amount (a number, or a numeric string some services send) as integer cents. */
