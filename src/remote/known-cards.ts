@@ -1,32 +1,7 @@
-import { randomUUID } from 'node:crypto';
-import type { Kysely } from 'kysely';
 import type { Cents } from '../core/ledger/money.js';
-
-/**
- * The tables of migrations/20261126_02_remote_watch.ts and 20261128_01_remote_plans_own_operations.ts. Times
- * are ISO 8601 strings (UTC), which sort as they compare; amounts integer cents (a Postgres `bigint` reads
- * back as a string).
- */
-export type RemoteWatchTables = {
-  bot_remote_cards: {
-    user_id: string;
-    card_id: string;
-    added_at: string;
-    watch_until: string | null;
-    last_polled_at: string | null;
-    baselined_at: string | null;
-    plan_id: number | null;
-    limit_cents: number | string | null;
-    creation_fee: number | string | null;
-    withdrawal_attempted_at: string | null;
-  };
-  bot_remote_users: { user_id: string; last_polled_at: string | null; baselined_at: string | null };
-  bot_remote_seen: { user_id: string; kind: 'otp' | 'transaction'; item_id: string; seen_at: string };
-  bot_remote_own_operations: { id: string; user_id: string; card_id: string; side: Side; hold_until: string };
-};
-
-/** The side a transaction has on its card. */
-export type Side = 'Credit' | 'Debit';
+import { ownOperations } from './own-operations.js';
+import { pollSchedule } from './poll-schedule.js';
+import { type AnyDb, iso, remoteTables } from './tables.js';
 
 /** What the bot knows of a card's plan (the interface's card record does not say it); each part absent when unknown. */
 export interface KnownPlan {
@@ -36,12 +11,6 @@ export interface KnownPlan {
   creationFee?: Cents;
 }
 
-/** Any of our Kysely handles (the core's `Db`, the bot's `BotDb`, a transaction of either): the tables are reached through `withTables`. */
-// biome-ignore lint/suspicious/noExplicitAny: any handle, whatever tables it is typed with
-export type AnyDb = Kysely<any>;
-
-export const remoteTables = (db: AnyDb) => db.withTables<RemoteWatchTables>() as unknown as Kysely<RemoteWatchTables>;
-
 export interface KnownCard {
   cardId: string;
   addedAt: string;
@@ -50,38 +19,6 @@ export interface KnownCard {
   lastPolledAt: string | null;
 }
 
-/** A card whose OTP list is due to be read. */
-export interface DueCard {
-  userId: string;
-  cardId: string;
-  /** Watched closely now (polled every second rather than every `pollSeconds`). */
-  watched: boolean;
-  /** As read: the poll claims the card only if no one has polled it since (`claimCard`). */
-  lastPolledAt: string | null;
-}
-
-/** A user whose first page of transactions is due to be read. */
-export interface DueUser {
-  userId: string;
-  lastPolledAt: string | null;
-}
-
-/** `in (...)` lists kept well inside both databases' limits on bound values. */
-const CHUNK = 500;
-
-function chunks<T>(items: readonly T[]): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < items.length; i += CHUNK) out.push(items.slice(i, i + CHUNK));
-  return out;
-}
-
-const iso = (ms: number) => new Date(ms).toISOString();
-
-/**
- * The cards the bot knows of each remote user: those it created, those seen in the user's transactions,
- * those the user added by id. The interface has no card listing, so these are the cards whose OTP lists
- * are polled. Every write is idempotent (several bot instances share the tables).
- */
 /** A card's row when the bot first knows it: not yet polled, watched until `watchUntil`, with no history to take if `baselined`. */
 function newCardRow(userId: string, cardId: string, at: Date, options: { watchUntil?: string; baselined?: boolean }) {
   return {
@@ -94,6 +31,12 @@ function newCardRow(userId: string, cardId: string, at: Date, options: { watchUn
   };
 }
 
+/**
+ * The cards the bot knows of each remote user: those it created, those seen in the user's transactions,
+ * those the user added by id. The interface has no card listing, so these are the cards whose OTP lists
+ * are polled. Every write is idempotent (several bot instances share the tables). With them, the polls'
+ * schedule (poll-schedule.ts) and the bot's own operations under way (own-operations.ts).
+ */
 export function createKnownCards(db: AnyDb) {
   const tables = () => remoteTables(db);
 
@@ -184,55 +127,6 @@ export function createKnownCards(db: AnyDb) {
       };
     },
 
-    /**
-     * A top-up, withdrawal or close the bot is about to send for the card: until it is settled (`settleOwn`)
-     * or `holdUntilMs` has passed, the watcher pushes no transaction of that card on that `side`. Returns
-     * the operation's id. Written before the request is sent, so that a poll that reads the operation's
-     * transaction finds the row, or else (the answer came back) the transaction already marked seen.
-     */
-    async beginOwn(userId: string, cardId: string, side: Side, holdUntilMs: number): Promise<string> {
-      const id = randomUUID();
-      await tables()
-        .insertInto('bot_remote_own_operations')
-        .values({ id, user_id: userId, card_id: cardId, side, hold_until: iso(holdUntilMs) })
-        .execute();
-      return id;
-    },
-
-    /**
-     * The operation's answer came back: its transaction (when it has one) is marked seen, so never pushed, and
-     * its row goes, in one transaction. Without a transaction id (refused, its outcome unknown, a close of an
-     * empty card) the row goes alone: a transaction that turns up after all is pushed, which tells the user.
-     */
-    async settleOwn(operationId: string, userId: string, transactionId: string | null, at: Date): Promise<void> {
-      await db.transaction().execute(async (trx) => {
-        const t = remoteTables(trx);
-        if (transactionId !== null)
-          await t
-            .insertInto('bot_remote_seen')
-            .values({ user_id: userId, kind: 'transaction', item_id: transactionId, seen_at: at.toISOString() })
-            .onConflict((oc) => oc.columns(['user_id', 'kind', 'item_id']).doNothing())
-            .execute();
-        await t.deleteFrom('bot_remote_own_operations').where('id', '=', operationId).execute();
-      });
-    },
-
-    /** The user's cards and sides an operation of the bot is under way on at `nowMs`, as `ownKey`s. */
-    async ownUnderWay(userId: string, nowMs: number): Promise<Set<string>> {
-      const rows = await tables()
-        .selectFrom('bot_remote_own_operations')
-        .select(['card_id', 'side'])
-        .where('user_id', '=', userId)
-        .where('hold_until', '>', iso(nowMs))
-        .execute();
-      return new Set(rows.map((r) => ownKey(r.card_id, r.side)));
-    },
-
-    /** Deletes the rows of operations whose hold ended before `nowMs` (an instance stopped mid-request). */
-    async pruneOwn(nowMs: number): Promise<void> {
-      await tables().deleteFrom('bot_remote_own_operations').where('hold_until', '<=', iso(nowMs)).execute();
-    },
-
     async list(userId: string): Promise<KnownCard[]> {
       const rows = await tables()
         .selectFrom('bot_remote_cards')
@@ -253,124 +147,9 @@ export function createKnownCards(db: AnyDb) {
         .execute();
     },
 
-    /** Makes sure each user has its row (for its transactions' poll times). */
-    async ensureUsers(userIds: readonly string[]): Promise<void> {
-      for (const part of chunks(userIds)) {
-        if (part.length === 0) continue;
-        await tables()
-          .insertInto('bot_remote_users')
-          .values(part.map((userId) => ({ user_id: userId, last_polled_at: null, baselined_at: null })))
-          .onConflict((oc) => oc.column('user_id').doNothing())
-          .execute();
-      }
-    },
-
-    /**
-     * The cards of these users due for a poll at `nowMs`: watched ones not polled in the last `watchMs`, the
-     * others not polled in the last `pollMs` (never polled first). `watchedOnly`: the watched ones alone.
-     */
-    async dueCards(
-      userIds: readonly string[],
-      nowMs: number,
-      { pollMs, watchMs, watchedOnly = false }: { pollMs: number; watchMs: number; watchedOnly?: boolean },
-    ): Promise<DueCard[]> {
-      const now = iso(nowMs);
-      const out: DueCard[] = [];
-      for (const part of chunks(userIds)) {
-        if (part.length === 0) continue;
-        let query = tables()
-          .selectFrom('bot_remote_cards')
-          .select(['user_id', 'card_id', 'watch_until', 'last_polled_at'])
-          .where('user_id', 'in', part);
-        query = watchedOnly
-          ? query
-              .where('watch_until', '>', now)
-              .where((eb) => eb.or([eb('last_polled_at', 'is', null), eb('last_polled_at', '<=', iso(nowMs - watchMs))]))
-          : query.where((eb) =>
-              eb.or([
-                eb('last_polled_at', 'is', null),
-                eb('last_polled_at', '<=', iso(nowMs - pollMs)),
-                eb.and([eb('watch_until', '>', now), eb('last_polled_at', '<=', iso(nowMs - watchMs))]),
-              ]),
-            );
-        const rows = await query.orderBy('last_polled_at').orderBy('card_id').execute();
-        for (const r of rows)
-          out.push({
-            userId: r.user_id,
-            cardId: r.card_id,
-            watched: r.watch_until !== null && r.watch_until > now,
-            lastPolledAt: r.last_polled_at,
-          });
-      }
-      return out;
-    },
-
-    /** The users among these whose first page of transactions was not read in the last `pollMs`. */
-    async dueUsers(userIds: readonly string[], nowMs: number, pollMs: number): Promise<DueUser[]> {
-      const out: DueUser[] = [];
-      for (const part of chunks(userIds)) {
-        if (part.length === 0) continue;
-        const rows = await tables()
-          .selectFrom('bot_remote_users')
-          .select(['user_id', 'last_polled_at'])
-          .where('user_id', 'in', part)
-          .where((eb) => eb.or([eb('last_polled_at', 'is', null), eb('last_polled_at', '<=', iso(nowMs - pollMs))]))
-          .execute();
-        for (const r of rows) out.push({ userId: r.user_id, lastPolledAt: r.last_polled_at });
-      }
-      return out;
-    },
-
-    /**
-     * Takes the card's next poll: true when nobody (another instance) polled it since it was read as due,
-     * and then it counts as polled at `at`.
-     */
-    async claimCard(due: DueCard, at: Date): Promise<boolean> {
-      const result = await tables()
-        .updateTable('bot_remote_cards')
-        .set({ last_polled_at: at.toISOString() })
-        .where('user_id', '=', due.userId)
-        .where('card_id', '=', due.cardId)
-        .where((eb) => (due.lastPolledAt === null ? eb('last_polled_at', 'is', null) : eb('last_polled_at', '=', due.lastPolledAt)))
-        .executeTakeFirst();
-      return Number(result.numUpdatedRows) === 1;
-    },
-
-    /** Gives back a claim made at `at` whose poll did not happen (the service was unavailable): the card is due again. */
-    async releaseCard(due: DueCard, at: Date): Promise<void> {
-      await tables()
-        .updateTable('bot_remote_cards')
-        .set({ last_polled_at: due.lastPolledAt })
-        .where('user_id', '=', due.userId)
-        .where('card_id', '=', due.cardId)
-        .where('last_polled_at', '=', at.toISOString())
-        .execute();
-    },
-
-    /** As `releaseCard`, for the user's first page of transactions. */
-    async releaseUser(due: DueUser, at: Date): Promise<void> {
-      await tables()
-        .updateTable('bot_remote_users')
-        .set({ last_polled_at: due.lastPolledAt })
-        .where('user_id', '=', due.userId)
-        .where('last_polled_at', '=', at.toISOString())
-        .execute();
-    },
-
-    /** As `claimCard`, for the user's first page of transactions. */
-    async claimUser(due: DueUser, at: Date): Promise<boolean> {
-      const result = await tables()
-        .updateTable('bot_remote_users')
-        .set({ last_polled_at: at.toISOString() })
-        .where('user_id', '=', due.userId)
-        .where((eb) => (due.lastPolledAt === null ? eb('last_polled_at', 'is', null) : eb('last_polled_at', '=', due.lastPolledAt)))
-        .executeTakeFirst();
-      return Number(result.numUpdatedRows) === 1;
-    },
+    ...ownOperations(db),
+    ...pollSchedule(db),
   };
 }
 
 export type KnownCards = ReturnType<typeof createKnownCards>;
-
-/** An operation under way on a card, on one side (`ownUnderWay`). */
-export const ownKey = (cardId: string, side: Side) => `${cardId}\u0000${side}`;

@@ -1,5 +1,6 @@
 import { recordEvent, type OtpEvent } from '../core/operations/events.js';
-import { type DueCard, remoteTables } from './known-cards.js';
+import type { DueCard } from './poll-schedule.js';
+import { remoteTables } from './tables.js';
 import { claimedRequest, type PollDeps } from './poll.js';
 import { isStale, markSeen, seenAmong } from './seen.js';
 import type { CardOtp } from '../interface/objects.js';

@@ -1,5 +1,5 @@
 import type { Executor } from '../db/schema.js';
-import { type AnyDb, remoteTables } from './known-cards.js';
+import { type AnyDb, remoteTables } from './tables.js';
 
 /**
  * What the remote watch has seen (`bot_remote_seen`): one row per OTP and transaction a user's polls found,

@@ -4,7 +4,7 @@ import { getOrCreate } from '../infra/get-or-create.js';
 import { loggableError } from '../infra/log-safe.js';
 import type { Lane } from './budget.js';
 import { ServiceUnavailableError } from './service-errors.js';
-import type { DueCard, DueUser } from './known-cards.js';
+import type { DueCard, DueUser } from './poll-schedule.js';
 import type { PollDeps } from './poll.js';
 import { pollCard } from './poll-otps.js';
 import { pollTransactions } from './poll-transactions.js';

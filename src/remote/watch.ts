@@ -5,8 +5,9 @@ import { loggableError } from '../infra/log-safe.js';
 import { type Loop, startLoop } from '../infra/loop.js';
 import type { RequestBudget } from './budget.js';
 import type { RemoteCardClient } from './client.js';
-import { createKnownCards, remoteTables } from './known-cards.js';
+import { createKnownCards } from './known-cards.js';
 import { pollTransactions } from './poll-transactions.js';
+import { remoteTables } from './tables.js';
 import { CONFIRM_REFUSAL_DELAY_MS } from './token-refusal.js';
 import { newWatchState, pass, type WatchDeps, type WatchSettings } from './watch-scheduler.js';
 

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { createI18n, LOCALES_FOLDER } from '../../src/bot/ui/i18n.js';
 import { localMoney } from '../../src/bot/ui/format.js';
 import { createLogger } from '../../src/infra/logger.js';
-import { remoteTables } from '../../src/remote/known-cards.js';
+import { remoteTables } from '../../src/remote/tables.js';
 import type { BotApiServer, ScriptedUser, StoredMessage } from '../helpers/bot-api-server.js';
 import { FakeCardService, type Shape } from '../helpers/fake-card-service.js';
 import { type RemoteBot, startRemoteBot } from '../helpers/remote-bot.js';

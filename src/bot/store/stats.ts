@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { RemoteWatchTables } from '../../remote/known-cards.js';
+import type { RemoteWatchTables } from '../../remote/tables.js';
 import type { BotDb, BotTables } from './tables.js';
 
 /** What `/stats` counts where the card service is not ours (remote mode): what the bot itself sees. */
