@@ -2,8 +2,8 @@ import type { Logger } from './logger.js';
 import { errorSummary, loggableError } from './log-safe.js';
 
 /**
- * A background job: the bot's (the outbox push, the deletion scheduler, the inbox sweep) and every service
- * process's (housekeeping, the Idempotency-Key purge).
+ * A background job: the bot's (the outbox push, the deletion scheduler, the inbox sweep, remote mode's
+ * watch) and every service process's (housekeeping, the Idempotency-Key purge).
  */
 export interface Loop {
   /** Look for work now instead of at the next tick (not while failing: the back-off holds). */
