@@ -49,9 +49,35 @@ const MAY_IMPORT: Record<string, string[]> = {
   db: ['infra'],
   // The core: rules and operations over the database, never an edge (the bot, the API, the CLI, remote mode, the app).
   core: ['db', 'infra'],
-  // The HTTP API: the core's HTTP face, never the bot (the Mini App's bot side is passed in by the composition root).
-  api: ['app', 'core', 'db', 'infra'],
+  // The HTTP API: the core's HTTP face, never the bot (the Mini App's bot side is passed in by the composition root),
+  // nor the app (the settings it reads are its own type, which the app's settings fit).
+  api: ['core', 'db', 'infra'],
+  // Remote mode's client of another service: it reads refusals as the core's and records what it finds in the core's outbox.
+  remote: ['core', 'db', 'infra'],
+  // The bot: its own tables over the database; the core and remote mode only through src/bot/card-service (test/bot/seam.test.ts).
+  bot: ['core', 'db', 'infra', 'remote'],
+  // The admin command line: the core's operator operations, opened as the app opens the core (src/app/compose.ts).
+  admin: ['app', 'core', 'infra'],
+  // The composition root: it wires every part, and nothing but the entry points and the admin command line imports it.
+  app: ['api', 'bot', 'core', 'db', 'infra', 'remote'],
 };
+
+test('every folder of src/ has an import rule', () => {
+  const folders = readdirSync(src, { withFileTypes: true })
+    .filter((entry) => entry.isDirectory())
+    .map((entry) => entry.name);
+  assert.deepEqual(
+    folders.filter((folder) => !(folder in MAY_IMPORT)),
+    [],
+  );
+});
+
+test('nothing imports the composition root but the entry points and the admin command line', () => {
+  const offenders = crossings()
+    .filter(([file, to]) => to === 'app' && !file.startsWith('src/admin/') && !isEntryPoint(file))
+    .map(([file, , specifier]) => `${file} → ${specifier}`);
+  assert.deepEqual(offenders, []);
+});
 
 for (const [folder, allowed] of Object.entries(MAY_IMPORT)) {
   test(`src/${folder} imports nothing outside ${allowed.length === 0 ? 'itself' : `itself and ${allowed.map((a) => `src/${a}`).join(', ')}`}`, () => {
