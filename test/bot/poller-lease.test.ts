@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { startBot } from '../../src/bot/runtime/start-polling.js';
 import type { BotDeps } from '../../src/bot/services.js';
-import { claimPolling, PollerTakenError } from '../../src/bot/runtime/poller-lease.js';
+import { takePollingLease, PollerTakenError } from '../../src/bot/runtime/poller-lease.js';
 import { botTables } from '../../src/bot/store/tables.js';
 import { BotApiServer } from '../helpers/bot-api-server.js';
 import { createTestCore, type TestCore } from '../helpers/core.js';
@@ -73,11 +73,11 @@ test('a poller that must wait says so at once, with how long it will wait (waitS
   const t = await createTestCore();
   const db = botTables(t.database.db);
   const leaseMs = 3_000;
-  const holder = await claimPolling(db, t.clock, capturedLogger('info').logger, leaseMs);
+  const holder = await takePollingLease(db, t.clock, capturedLogger('info').logger, leaseMs);
   const log = capturedLogger('info');
   const started = Date.now();
   let settled = false;
-  const waiting = claimPolling(db, t.clock, log.logger, leaseMs).finally(() => {
+  const waiting = takePollingLease(db, t.clock, log.logger, leaseMs).finally(() => {
     settled = true;
   });
   try {

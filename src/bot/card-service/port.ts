@@ -19,8 +19,8 @@ import type { EventOutbox, Funding, ours, QuotedRefusal } from './from-core.js';
 
 /**
  * The one way the bot reaches the card service: `CardServicePort`, with an account per linked chat.
- * Two implementations: the embedded core (./embedded.ts) and, later, an HTTP client of `/api/v1`. The
- * views below are what the bot reads; the core's own objects fit them as they are, and a remote service
+ * Two implementations: the embedded core (./embedded.ts) and another service's `/api/v1` (./remote.ts, remote
+ * mode). The views below are what the bot reads; the core's own objects fit them as they are, and a remote service
  * fills them from its replies, so what the interface does not promise is optional here: they are the
  * interface's objects (src/interface/objects.ts), with what only the core's views add left optional.
  */

@@ -7,12 +7,12 @@ import type { InboxDb, InboxExecutor } from './inbox-store.js';
 export interface Lease {
   chatKey: string;
   holder: string;
-  /** When it was last claimed or renewed (clock time, ms). */
+  /** When it was last taken or renewed (clock time, ms). */
   renewedAt: number;
   lost: boolean;
 }
 
-/** What the chats' leases need: the database, the clock, the leases (`src/db/lease.ts`), a new holder's name for each claim. */
+/** What the chats' leases need: the database, the clock, the leases (`src/db/lease.ts`), a new holder's name each time one is taken. */
 export interface ChatLeaseDeps {
   db: InboxDb;
   clock: Clock;
@@ -25,7 +25,7 @@ export interface ChatLeaseDeps {
  * Takes the chat's lease if it is free or has lapsed, writing the chat's row if it has none: one
  * statement, which also locks the row until the transaction ends (the holder's release waits for it).
  */
-export async function claim({ clock, leases, newHolder }: ChatLeaseDeps, ex: InboxExecutor, chatKey: string): Promise<Lease | undefined> {
+export async function take({ clock, leases, newHolder }: ChatLeaseDeps, ex: InboxExecutor, chatKey: string): Promise<Lease | undefined> {
   const now = clock.now();
   const holder = newHolder();
   const taken = await leases.take(ex, { chat_key: chatKey }, holder, now, { insert: {} });

@@ -8,7 +8,7 @@ import { loggableError } from '../../infra/log-safe.js';
 import type { Logger } from '../../infra/logger.js';
 import { type Report, startLoop } from '../../infra/loop.js';
 import type { BotDb } from '../store/tables.js';
-import { type ChatLeaseDeps, claim, finish, holds, type Lease, release, renew } from './inbox-leases.js';
+import { type ChatLeaseDeps, finish, holds, type Lease, release, renew, take } from './inbox-leases.js';
 import { type InboxDb, oldestPending, pruneHandled, readPayload, SEALED, sealContext, storeUpdate } from './inbox-store.js';
 import { updateOriginOf } from './update-types.js';
 
@@ -155,7 +155,7 @@ async function receiveAll(deps: InboxDeps, updates: readonly Update[]): Promise<
     }
     const taken: Lease[] = [];
     for (const chatKey of fresh) {
-      const lease = await claim(deps, trx, chatKey);
+      const lease = await take(deps, trx, chatKey);
       if (lease !== undefined) taken.push(lease);
     }
     return taken;
@@ -236,7 +236,7 @@ async function drain(deps: InboxDeps, chatKey: string, claimed: Lease): Promise<
       if (!released) await release(deps, db, lease);
     }
     if (state.stopping || (await oldestPending(db, chatKey)) === undefined) return;
-    lease = await claim(deps, db, chatKey);
+    lease = await take(deps, db, chatKey);
   }
 }
 

@@ -20,12 +20,12 @@ export class PollerTakenError extends Error {
  * holder, `updated_at` when it was last taken or renewed. Taking it is one conditional statement, so two
  * processes starting together cannot both win.
  */
-export async function claimPolling(db: BotDb, clock: Clock, logger: Logger, leaseMs = 30_000): Promise<{ release(): Promise<void> }> {
+export async function takePollingLease(db: BotDb, clock: Clock, logger: Logger, leaseMs = 30_000): Promise<{ release(): Promise<void> }> {
   const me = randomUUID();
   const lease = leasesOn({ table: 'bot_kv', key: ['key'], columns: { holder: 'value', until: 'updated_at', stamped: true }, leaseMs });
   const row = { key: KEY };
   /** Renews the lease if ours, else takes it if free or lapsed. */
-  const claim = async (): Promise<boolean> => {
+  const take = async (): Promise<boolean> => {
     const now = clock.now();
     return (
       (await lease.renew(db, row, { holder: me }, now)) !== undefined || (await lease.take(db, row, me, now, { insert: {} })) !== undefined
@@ -34,7 +34,7 @@ export async function claimPolling(db: BotDb, clock: Clock, logger: Logger, leas
 
   const deadline = Date.now() + leaseMs + leaseMs / 3;
   let told = false;
-  while (!(await claim())) {
+  while (!(await take())) {
     if (!told) {
       // Said at once: a restart after a crash waits out the dead poller's lease, which would otherwise look like a hang.
       logger.info(
@@ -52,7 +52,7 @@ export async function claimPolling(db: BotDb, clock: Clock, logger: Logger, leas
     await new Promise((resolve) => setTimeout(resolve, Math.min(2_000, leaseMs / 3)));
   }
 
-  const renewal = keepRenewed(claim, leaseMs / 3, {
+  const renewal = keepRenewed(take, leaseMs / 3, {
     lost: () => logger.error('the polling lease was taken by another process'),
     failed: (error) => logger.warn({ err: loggableError(error) }, 'could not renew the polling lease'),
   });

@@ -5,7 +5,7 @@ import { botTables } from '../store/tables.js';
 import { botInbox } from './bot-inbox.js';
 import { updatesSettled } from './cards-bot.js';
 import { setCommands } from './commands.js';
-import { claimPolling } from './poller-lease.js';
+import { takePollingLease } from './poller-lease.js';
 import { startDurablePolling } from './polling.js';
 import { initBot, type RunningBot } from './running-bot.js';
 import { ALLOWED_UPDATES } from './update-types.js';
@@ -19,7 +19,7 @@ export async function startBot(deps: BotDeps): Promise<RunningBot> {
   const bot = createBot(deps, { sequentialize: false });
   await initBot(bot, deps);
   // One poller per bot: a second process on the same database is refused (PollerTakenError).
-  const lease = await claimPolling(botTables(deps.db), deps.clock, deps.logger, deps.config.pollerLeaseMs);
+  const lease = await takePollingLease(botTables(deps.db), deps.clock, deps.logger, deps.config.pollerLeaseMs);
   try {
     await bot.api.deleteWebhook();
     await setCommands(bot);

@@ -1,13 +1,13 @@
 import type { CoreDeps } from '../deps.js';
 import { checkLedger } from '../ledger/ledger.js';
 import { createRetention } from '../retention.js';
-import { createCatalog } from './catalog.js';
+import { createCatalogue } from './catalogue.js';
 import { createPeople } from './people.js';
 import { createSandbox } from './sandbox.js';
 
 export { AdminError } from './errors.js';
 export type { CardHold } from './card-holds.js';
-export { CARD_NETWORKS, type NewBin, type NewCoupon, type NewPlan } from './catalog.js';
+export { CARD_NETWORKS, type NewBin, type NewCoupon, type NewPlan } from './catalogue.js';
 export type { CardRecord } from './people.js';
 export type { ChatLinkRecord, TokenRecord } from './tokens.js';
 export type { SimulatedTransaction } from './sandbox.js';
@@ -16,7 +16,7 @@ export type { SimulatedTransaction } from './sandbox.js';
 export function createAdminService(deps: CoreDeps) {
   const retention = createRetention(deps);
   return {
-    ...createCatalog(deps),
+    ...createCatalogue(deps),
     ...createPeople(deps),
     ...createSandbox(deps),
 

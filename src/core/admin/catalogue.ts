@@ -72,7 +72,7 @@ async function checkedBin(bin: NewBin): Promise<NewBin> {
 }
 
 /** The catalogue an operator keeps: BINs, plans, platform fees, coupons, and the defaults a fresh database starts with. */
-export function createCatalog({ db, clock }: Pick<CoreDeps, 'db' | 'clock'>) {
+export function createCatalogue({ db, clock }: Pick<CoreDeps, 'db' | 'clock'>) {
   const now = () => clock.now().toISOString();
 
   async function insertBin(ex: Executor, bin: NewBin): Promise<string> {
@@ -110,7 +110,7 @@ export function createCatalog({ db, clock }: Pick<CoreDeps, 'db' | 'clock'>) {
       .executeTakeFirstOrThrow();
   }
 
-  const catalog = {
+  const catalogue = {
     /**
      * A fresh database gets the default BINs, plans and fees; an existing one is left as it is. One
      * transaction holding the revenue account's row: processes starting together seed once.
@@ -150,12 +150,12 @@ export function createCatalog({ db, clock }: Pick<CoreDeps, 'db' | 'clock'>) {
 
     /** The active plans no card of the BIN can be created on: their limit is below its initial balance (`initialBalanceRefusal`). */
     async plansBelowInitialBalance(bin: Bin): Promise<Plan[]> {
-      return (await catalog.listPlans()).filter((plan) => plan.active && initialBalanceRefusal(bin, plan) !== undefined);
+      return (await catalogue.listPlans()).filter((plan) => plan.active && initialBalanceRefusal(bin, plan) !== undefined);
     },
 
     /** The enabled BINs no card of the plan can be created from: their initial balance is above its limit. */
     async binsAboveLimit(plan: Plan): Promise<Bin[]> {
-      return (await catalog.listBins()).filter((bin) => bin.enabled && initialBalanceRefusal(bin, plan) !== undefined);
+      return (await catalogue.listBins()).filter((bin) => bin.enabled && initialBalanceRefusal(bin, plan) !== undefined);
     },
 
     async setBinEnabled(id: string, enabled: boolean): Promise<void> {
@@ -243,5 +243,5 @@ export function createCatalog({ db, clock }: Pick<CoreDeps, 'db' | 'clock'>) {
     },
   };
 
-  return catalog;
+  return catalogue;
 }
