@@ -6,7 +6,7 @@ import { createAdminService, type AdminService } from '../core/admin/admin.js';
 import { createFunding, type Funding } from '../core/funding/funding.js';
 import { systemClock, type Clock } from '../infra/clock.js';
 import { createSandboxMailbox } from '../core/provider/mailbox.js';
-import { SandboxCardProvider } from '../core/provider/provider.js';
+import { type CardProvider, SandboxCardProvider } from '../core/provider/provider.js';
 import { withTimeout } from '../core/provider/provider-timeout.js';
 import { announcingCommits, CommittedEvents } from '../core/operations/events.js';
 import { createPendingOperations } from '../core/operations/pending-operations.js';
@@ -24,7 +24,10 @@ export interface CoreRuntime {
   admin: AdminService;
   /** Deposit requests, Telegram Payments and the operator's statistics. */
   funding: Funding;
-  provider: SandboxCardProvider;
+  /** The card provider the core calls (before its time limit). */
+  provider: CardProvider;
+  /** The same provider when it is the sandbox (today always): tests and the operator's `simulate` drive it. */
+  sandbox: SandboxCardProvider;
   database: OpenDatabase;
   clock: Clock;
   cardDataKey: CardDataKeyHandle;
@@ -90,7 +93,18 @@ export async function startCore(options: CoreOptions): Promise<CoreRuntime> {
       await committedEvents.close();
       await database.close();
     };
-    return { core: createCardService(deps), admin, funding: createFunding(deps), provider, database, clock, cardDataKey, cipher, close };
+    return {
+      core: createCardService(deps),
+      admin,
+      funding: createFunding(deps),
+      provider,
+      sandbox: provider,
+      database,
+      clock,
+      cardDataKey,
+      cipher,
+      close,
+    };
   } catch (error) {
     await database.close();
     throw error;

@@ -181,13 +181,13 @@ describe('refusals of section 7 with their statuses', () => {
       country: 'US',
       initialBalance: 150_000,
     });
-    const issued = api.t.provider.calls.filter((c) => c.operation === 'issue').length;
+    const issued = api.t.sandbox.calls.filter((c) => c.operation === 'issue').length;
     assertFailure(
       await call('POST', '/api/v1/cards', { bin_id: bin.id, name: 'x', planId: plan.id }),
       422,
       'Initial balance of this BIN exceeds the plan limit. Initial balance: 1500.00, Limit: 1000.00',
     );
-    assert.equal(api.t.provider.calls.filter((c) => c.operation === 'issue').length, issued);
+    assert.equal(api.t.sandbox.calls.filter((c) => c.operation === 'issue').length, issued);
     const doc = (await api.call('GET', '/api/v1/openapi.json')).body;
     const create = doc.paths['/api/v1/cards'].post;
     assert.ok(create.responses['422']);
@@ -242,9 +242,9 @@ describe('refusals of section 7 with their statuses', () => {
   });
 
   test('409 every "not ready" text while the card carries a temporary provider id', async () => {
-    api.t.provider.issueAsynchronously = true;
+    api.t.sandbox.issueAsynchronously = true;
     const card = await newCard(api.t, alice);
-    api.t.provider.issueAsynchronously = false;
+    api.t.sandbox.issueAsynchronously = false;
     assertFailure(await call('PATCH', `/api/v1/cards/${card.id}/freeze`), 409, 'Card is not ready for freeze operation');
     assertFailure(await call('POST', `/api/v1/cards/${card.id}/withdraw`, { amount: 1 }), 409, 'Card is not ready for withdrawals');
     api.t.clock.advance(900_000);
@@ -255,7 +255,7 @@ describe('refusals of section 7 with their statuses', () => {
 
   test('502 Failed to close card: <provider message>', async () => {
     const card = await newCard(api.t, alice);
-    api.t.provider.failNext('terminate', 'provider unavailable');
+    api.t.sandbox.failNext('terminate', 'provider unavailable');
     assertFailure(await call('PATCH', `/api/v1/cards/${card.id}/close`), 502, 'Failed to close card: provider unavailable');
   });
 

@@ -236,7 +236,7 @@ describe('the OpenAPI document tells the truth', () => {
     await seen(call('POST', `/api/v1/cards/${id}/topup`, '{"amount":10}', { 'content-type': 'text/plain' })); // 415
     await seen(call('GET', '/api/v1/cards/00000000-0000-4000-8000-000000000000')); // 404
     await seen(call('GET', '/api/v1/nothing')); // 404 Route not found
-    api.t.provider.failNext('terminate', 'provider unavailable');
+    api.t.sandbox.failNext('terminate', 'provider unavailable');
     api.t.clock.advance(900_000);
     await seen(call('PATCH', `/api/v1/cards/${(await newCard(api.t, alice)).id}/close`)); // 502
     api.t.clock.advance(900_000);

@@ -89,7 +89,7 @@ for (const dialect of dialects()) {
       );
       await assertRefused(createWith(t, alice, { binId: rich.id }), 'INITIAL_BALANCE_OVER_LIMIT', message);
       assert.deepEqual(
-        t.provider.calls.filter((c) => c.operation === 'issue'),
+        t.sandbox.calls.filter((c) => c.operation === 'issue'),
         [],
       );
       assert.equal((await t.core.walletBalance(alice.caller)).balance, 10_000);
@@ -386,14 +386,14 @@ for (const dialect of dialects()) {
         .select('provider_card_id')
         .where('id', '=', card.id)
         .executeTakeFirstOrThrow();
-      const from = t.provider.calls.length;
+      const from = t.sandbox.calls.length;
       await t.core.topup(alice.caller, card.id, { amount: 5_000 });
       await t.core.freeze(alice.caller, card.id);
       await t.core.unfreeze(alice.caller, card.id);
       await t.core.withdraw(alice.caller, card.id, { amount: 1_000 });
       t.clock.advance(15 * MINUTE);
       await t.core.close(alice.caller, card.id);
-      assert.deepEqual(t.provider.calls.slice(from), [
+      assert.deepEqual(t.sandbox.calls.slice(from), [
         { operation: 'freeze', providerCardId, ok: true },
         { operation: 'unfreeze', providerCardId, ok: true },
         { operation: 'withdraw', providerCardId, amount: 1_000, ok: true },
@@ -419,7 +419,7 @@ for (const dialect of dialects()) {
       assert.equal(slow.calls(), 1, 'the refused unfreeze never reached the provider');
       await t.core.freeze(alice.caller, card.id);
 
-      const lastAtProvider = t.provider.calls.filter((c) => c.ok && (c.operation === 'freeze' || c.operation === 'unfreeze')).at(-1);
+      const lastAtProvider = t.sandbox.calls.filter((c) => c.ok && (c.operation === 'freeze' || c.operation === 'unfreeze')).at(-1);
       assert.equal(lastAtProvider?.operation, 'freeze');
       assert.equal((await t.core.getCard(alice.caller, card.id)).status, 'frozen');
     });
@@ -440,14 +440,14 @@ for (const dialect of dialects()) {
       assert.equal(done[0]!.value.status, 'frozen');
       const refused = both[settled.findIndex((s) => s.status === 'rejected')]!;
       await assertRefused(refused, 'ALREADY_FROZEN', 'Card is already frozen');
-      assert.equal(t.provider.calls.filter((c) => c.operation === 'freeze').length, 1);
+      assert.equal(t.sandbox.calls.filter((c) => c.operation === 'freeze').length, 1);
     });
 
     test('a freeze the provider fails leaves the card active', async (ctx) => {
       const t = await useCore(ctx, dialect);
       const alice = await newCustomer(t);
       const card = await newCard(t, alice);
-      t.provider.failNext('freeze', 'busy');
+      t.sandbox.failNext('freeze', 'busy');
       await assertRefused(t.core.freeze(alice.caller, card.id), 'PROVIDER_FAILED', 'Failed to freeze card: busy');
       assert.equal((await t.core.getCard(alice.caller, card.id)).status, 'active');
     });
@@ -543,7 +543,7 @@ for (const dialect of dialects()) {
       const alice = await newCustomer(t);
       const card = await newCard(t, alice);
       const topup = await t.core.topup(alice.caller, card.id, { amount: 1_000 });
-      t.provider.failNext('terminate', 'boom');
+      t.sandbox.failNext('terminate', 'boom');
       await assertRefused(t.core.close(alice.caller, card.id), 'PROVIDER_FAILED', 'Failed to close card: boom');
       const read = await t.core.getCard(alice.caller, card.id);
       assert.equal(read.status, 'active');
@@ -555,7 +555,7 @@ for (const dialect of dialects()) {
       const t = await useCore(ctx, dialect);
       const alice = await newCustomer(t);
       const card = await newCard(t, alice);
-      t.provider.failNext('terminate', 'boom');
+      t.sandbox.failNext('terminate', 'boom');
       await assert.rejects(t.core.close(alice.caller, card.id), { code: 'PROVIDER_FAILED' });
       await assertRefused(t.core.close(alice.caller, card.id), 'WITHDRAW_COOLDOWN', 'Please wait 15 minutes between withdrawals');
     });

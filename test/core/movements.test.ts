@@ -384,7 +384,7 @@ for (const dialect of dialects()) {
       const alice = await newCustomer(t, 100_000);
       const card = await newCard(t, alice);
       const topup = await t.core.topup(alice.caller, card.id, { amount: 5_000 });
-      t.provider.failNext('withdraw', 'provider offline');
+      t.sandbox.failNext('withdraw', 'provider offline');
       await assertRefused(
         t.core.withdraw(alice.caller, card.id, { amount: 1_000 }),
         'PROVIDER_FAILED',
@@ -399,7 +399,7 @@ for (const dialect of dialects()) {
       const alice = await newCustomer(t, 100_000);
       const card = await newCard(t, alice);
       await t.core.topup(alice.caller, card.id, { amount: 5_000 });
-      t.provider.failNext('withdraw', 'provider offline');
+      t.sandbox.failNext('withdraw', 'provider offline');
       await assert.rejects(t.core.withdraw(alice.caller, card.id, { amount: 1_000 }), { code: 'PROVIDER_FAILED' });
       await assertRefused(
         t.core.withdraw(alice.caller, card.id, { amount: 1_000 }),

@@ -122,7 +122,7 @@ for (const dialect of dialects()) {
       const t = await useCore(ctx, dialect);
       const { alice, card } = await fundedCard(t);
       const before = await visible(t, alice);
-      t.provider.failNext('withdraw', 'provider offline');
+      t.sandbox.failNext('withdraw', 'provider offline');
       await assertRefused(
         t.core.withdraw(alice.caller, card.id, { amount: 1_000 }),
         'PROVIDER_FAILED',
@@ -142,7 +142,7 @@ for (const dialect of dialects()) {
       const t = await useCore(ctx, dialect);
       const { alice, card } = await fundedCard(t);
       const before = await visible(t, alice);
-      t.provider.failNext('terminate', 'boom');
+      t.sandbox.failNext('terminate', 'boom');
       await assertRefused(t.core.close(alice.caller, card.id), 'PROVIDER_FAILED', 'Failed to close card: boom');
       assert.deepEqual(await visible(t, alice), before);
       assert.deepEqual(await pendingRows(t), []);
@@ -157,7 +157,7 @@ for (const dialect of dialects()) {
       const before = await visible(t, alice);
       const { bin, plan } = await catalogue(t);
       const input = { bin_id: bin.id, planId: plan.id, name: 'Ads', coupon_id: 'ONCE' };
-      t.provider.failNext('issue', 'no stock');
+      t.sandbox.failNext('issue', 'no stock');
       await assertRefused(t.core.createCard(alice.caller, input), 'PROVIDER_FAILED', 'Failed to issue card: no stock');
       assert.deepEqual(await visible(t, alice), before);
       assert.deepEqual(await pendingRows(t), []);
@@ -213,7 +213,7 @@ for (const dialect of dialects()) {
       assert.deepEqual(outcomes, ['ALREADY_CLOSED', 'closed']);
 
       const other = await newCard(t, alice, 'Other');
-      t.provider.failNext('terminate', 'boom');
+      t.sandbox.failNext('terminate', 'boom');
       const refused = await Promise.allSettled([t.core.close(alice.caller, other.id), t.core.close(alice.caller, other.id)]);
       const codes = refused.map((r) => (r.status === 'rejected' ? (r.reason as { code: string }).code : 'closed')).sort();
       assert.deepEqual(codes, ['PROVIDER_FAILED', 'WITHDRAW_COOLDOWN']);
@@ -324,8 +324,8 @@ for (const dialect of dialects()) {
       };
       await assertRefused(newCard(t, alice), 'PROVIDER_FAILED', 'Failed to issue card: the card provider did not answer within 50 ms');
       answer();
-      await eventually('the late card is terminated', () => t.provider.calls.some((c) => c.operation === 'terminate'));
-      const issued = t.provider.calls.find((c) => c.operation === 'issue');
+      await eventually('the late card is terminated', () => t.sandbox.calls.some((c) => c.operation === 'terminate'));
+      const issued = t.sandbox.calls.find((c) => c.operation === 'issue');
       assert.ok(issued?.ok);
       assert.deepEqual(await t.core.listCards(alice.caller), []);
       await assertLedgerClean(t);

@@ -98,7 +98,7 @@ describe('the create-card conversation', () => {
       texts(calls).join('\n'),
       /Initial balance of this BIN exceeds the plan limit\. Initial balance: \$2,000\.00, Limit: \$1,000\.00\. Pick a plan with a higher limit\./,
     );
-    assert.ok(!h.t.provider.calls.some((c) => c.operation === 'issue'));
+    assert.ok(!h.t.sandbox.calls.some((c) => c.operation === 'issue'));
     assert.deepEqual(await h.t.core.listCards(me.caller), []);
   });
 
