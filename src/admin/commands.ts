@@ -10,6 +10,10 @@ import type { DepositRequest } from '../core/funding/deposits.js';
 import type { DepositStatus } from '../core/funding/funding-tables.js';
 import type { InvoiceRecord, InvoiceStatus } from '../core/funding/payments.js';
 
+// Every command of the admin command line in one table, each entry small (usage, options, one run): the help
+// lists them from here in this order and tests walk it (test/admin/*), so the file is long (over 300 lines) by
+// design; what a command does lives in the core, not here.
+
 /** What a command prints: lines for a person, one object for `--json`, and warnings about what it did (on stderr). */
 export interface CommandOutput {
   human: string;

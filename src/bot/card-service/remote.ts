@@ -40,6 +40,10 @@ import type {
   WithdrawResult,
 } from './port.js';
 
+// Over 300 lines: the port over another service is one class (an account per token, every call of the port with
+// its refusal read and what the bot must remember on the way: plans, own operations, withdrawal attempts) and its
+// composition; splitting the class would only spread one token's calls over files.
+
 /** The cards the bot knows of a remote user: the interface lists none (an extension some services have). */
 export interface KnownCards {
   /** `fresh`: a card the bot has just created has no history: its first OTP is pushed however soon it comes. */

@@ -4,6 +4,8 @@ import { FileLock } from './file-lock.js';
 import type { Flusher } from './flusher.js';
 import { StatementCache } from './statement-cache.js';
 
+// Over 300 lines: the writer's queue, its batches and their commit are one state machine, kept in one class.
+
 export interface GroupCommitOptions {
   /** At most this many operations share one commit (1: a commit of its own for each). */
   maxOperations?: number;

@@ -6,6 +6,9 @@ import type { CardViewRow } from '../../operations/views.js';
 import type { IssuingBin } from '../port.js';
 import { journalEntries, staleOperations } from './withdraw-statements.js';
 
+// Over 300 lines: the hold and the settling of a creation are two statements whose checks mirror each other, kept
+// side by side so that a change to one is seen beside the other.
+
 // A card's creation as two Postgres statements, one each side of the provider call (`createCard` in
 // `operations/card-creation.ts`; in steps, `../portable/creation.ts`), as a withdrawal's are (`withdraw-statements.ts`). The rules decide inside the database
 // by conditional updates, each mirroring a named check of `src/core/rules/rules.ts`; the caller words a
