@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { paginationSchema } from '../interface/pagination.js';
 import { AT_MOST_TWO_DECIMALS } from '../core/ledger/money.js';
 
 /**
@@ -175,14 +176,7 @@ export const transactionPage = z.object({
       transaction_updated_at: isoTime,
     }),
   ),
-  pagination: z.object({
-    page: z.number().int(),
-    limit: z.number().int(),
-    total: z.number().int(),
-    totalPages: z.number().int(),
-    hasNext: z.boolean(),
-    hasPrev: z.boolean(),
-  }),
+  pagination: paginationSchema,
 });
 
 export const otpList = z.object({

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { paginationSchema } from '../interface/pagination.js';
 import type {
   Bin,
   Card,
@@ -348,14 +349,7 @@ const transaction = z
  */
 export const transactionPage = z.object({
   data: z.array(z.unknown()).transform((items) => readable(items, transaction, MAX_ITEMS.page)),
-  pagination: z.object({
-    page: z.number().int(),
-    limit: z.number().int(),
-    total: z.number().int(),
-    totalPages: z.number().int(),
-    hasNext: z.boolean(),
-    hasPrev: z.boolean(),
-  }),
+  pagination: paginationSchema,
 }) satisfies z.ZodType<Page<CardTransaction>>;
 export type TransactionPage = z.infer<typeof transactionPage>;
 
