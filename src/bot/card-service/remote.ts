@@ -13,7 +13,7 @@ import type { EventOutbox } from '../../core/operations/events.js';
 import type { Logger } from '../../infra/logger.js';
 import { botChatLinks } from '../store/link-ends.js';
 import type { BotDb } from '../store/tables.js';
-import { linkTokenContext, sealedTokenOf } from '../store/sealed-tokens.js';
+import { linkTokenContext, sealedTokenLinks, sealedTokenOf } from '../store/sealed-tokens.js';
 import { inputRulesOf } from './rules.js';
 import type {
   Bin,
@@ -465,21 +465,14 @@ export async function linkedRemoteUsers(
   logger: Logger,
 ): Promise<{ userId: string; token: string; linkedAt: string }[]> {
   const users = new Map<string, { token: string; linkedAt: string }>();
-  const links = await (db as unknown as BotDb)
-    .selectFrom('bot_chat_links')
-    .select(['chat_id', 'user_id', 'sealed_token', 'linked_at'])
-    .where('sealed_token', 'is not', null)
-    .orderBy('linked_at')
-    .execute();
-  for (const link of links) {
-    const chatId = Number(link.chat_id);
-    const known = users.get(link.user_id);
+  for (const { chatId, userId, sealed, linkedAt } of await sealedTokenLinks(db as unknown as BotDb)) {
+    const known = users.get(userId);
     if (known) {
-      known.linkedAt = link.linked_at;
+      known.linkedAt = linkedAt;
       continue;
     }
     try {
-      users.set(link.user_id, { token: cipher.decrypt(link.sealed_token!, linkTokenContext(chatId)), linkedAt: link.linked_at });
+      users.set(userId, { token: cipher.decrypt(sealed, linkTokenContext(chatId)), linkedAt });
     } catch (error) {
       logger.error({ chatId, reason: (error as Error).message }, 'a linked token could not be opened; that chat is not polled');
     }

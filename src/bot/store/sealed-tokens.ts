@@ -20,15 +20,15 @@ export async function sealedTokenOf(db: BotDb, chatId: number, tokenHash: string
   return row?.sealed_token ?? undefined;
 }
 
-/** Each chat link holding a sealed remote token, the oldest first: its chat, user and sealed token. */
-export async function sealedTokenLinks(db: BotDb): Promise<{ chatId: number; userId: string; sealed: string }[]> {
+/** Each chat link holding a sealed remote token, the oldest first: its chat, user, sealed token and when it was linked. */
+export async function sealedTokenLinks(db: BotDb): Promise<{ chatId: number; userId: string; sealed: string; linkedAt: string }[]> {
   const rows = await db
     .selectFrom('bot_chat_links')
-    .select(['chat_id', 'user_id', 'sealed_token'])
+    .select(['chat_id', 'user_id', 'sealed_token', 'linked_at'])
     .where('sealed_token', 'is not', null)
     .orderBy('linked_at')
     .execute();
-  return rows.map((row) => ({ chatId: Number(row.chat_id), userId: row.user_id, sealed: row.sealed_token! }));
+  return rows.map((row) => ({ chatId: Number(row.chat_id), userId: row.user_id, sealed: row.sealed_token!, linkedAt: row.linked_at }));
 }
 
 /**
