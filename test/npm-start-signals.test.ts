@@ -83,9 +83,10 @@ describe('npm start stopped by a signal to its process group', () => {
         // already gone
       }
     }
-    assert.match(output, /"msg":"Shutting down: finishing the work in flight"/, output);
-    assert.match(output, /"msg":"Stopped"/, output);
-    assert.match(output, /Already shutting down; a third signal forces the exit/, output);
+    // Once: the second SIGINT (npm's forward) either finds the shutdown under way ("Already shutting down") or
+    // arrives after the exit; which of the two is a race between npm and the program, so neither is asserted.
+    assert.equal(output.match(/"msg":"Shutting down: finishing the work in flight"/g)?.length, 1, output);
+    assert.equal(output.match(/"msg":"Stopped"/g)?.length, 1, output);
 
     const polled = nextPoll(5_000);
     const again = startProcess(dir, env(), ENTRY.main);
