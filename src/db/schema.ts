@@ -116,6 +116,60 @@ export interface CardsTable {
   status_change_until: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: string;
   updated_at: string;
+  /** What purchases it takes (migrations/20261129_01_authorizations.ts): any, its first only, or its first merchant's. */
+  type: ColumnType<CardType, CardType | undefined, CardType>;
+  /** The merchant a `merchant_locked` card is locked to: its first purchase's; null until then. */
+  locked_merchant: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The cardholder's spending controls, in cents; null is none. */
+  per_purchase_limit: ColumnType<number | null, number | null | undefined, number | null>;
+  daily_limit: ColumnType<number | null, number | null | undefined, number | null>;
+  monthly_limit: ColumnType<number | null, number | null | undefined, number | null>;
+  /** The blocked merchant-category groups (src/core/authorization/categories.ts), a JSON array of their names. */
+  blocked_categories: ColumnType<string, string | undefined, string>;
+  /** Auto top-up (the interface's earlier `auto_topup`): 1 when on; amounts in cents. */
+  auto_topup_enabled: ColumnType<number, number | undefined, number>;
+  auto_topup_min_balance: ColumnType<number, number | undefined, number>;
+  auto_topup_amount: ColumnType<number, number | undefined, number>;
+  auto_topup_last_triggered: ColumnType<string | null, string | null | undefined, string | null>;
+}
+
+export type CardType = 'multi_use' | 'single_use' | 'merchant_locked';
+
+/** One per authorization the provider asked about (migrations/20261129_01_authorizations.ts); its statement line has its id. */
+export interface CardAuthorizationsTable {
+  id: string;
+  /** The provider's id of the transaction: an authorization asked again is found by it and answered the same. */
+  provider_transaction_id: string;
+  card_id: string;
+  user_id: string;
+  status: 'pending' | 'cleared' | 'voided' | 'expired' | 'declined';
+  /** Cents asked (and held, when approved). */
+  amount: number;
+  /** Cents the clearing took; null until cleared. */
+  cleared_amount: number | null;
+  currency: string;
+  merchant_name: string;
+  merchant_mcc: string;
+  merchant_country: string;
+  decline_code: string | null;
+  /** When a hold still pending is released. */
+  expires_at: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A purchase approval asked in chat (3-D Secure out of band), answered once. */
+export interface CardChallengesTable {
+  id: string;
+  card_id: string;
+  user_id: string;
+  amount: number;
+  currency: string;
+  merchant_name: string;
+  status: 'pending' | 'approved' | 'declined' | 'expired';
+  created_at: string;
+  expires_at: string;
+  answered_at: string | null;
 }
 
 /** The fingerprints of the card-data keys, never the keys: one current, the rest retired by rotations. */
@@ -142,8 +196,11 @@ export interface CardTransactionsTable {
    */
   position_given: boolean | null;
   journal_id: number | null;
-  /** `Pending` while the withdrawal or closure it belongs to waits on the provider (its id is the operation's). */
-  status: 'Approved' | 'Declined' | 'Pending';
+  /**
+   * `Pending` while the withdrawal or closure it belongs to waits on the provider (its id is the operation's),
+   * or while a purchase's authorization is held and not yet cleared; `Reversed` once that hold was voided or expired.
+   */
+  status: 'Approved' | 'Declined' | 'Pending' | 'Reversed';
   side: 'Debit' | 'Credit';
   amount: number;
   currency: string;
@@ -188,7 +245,7 @@ export interface SandboxMailboxTable {
 export interface OutboxTable {
   seq: Generated<number>;
   user_id: string;
-  kind: 'otp' | 'card_transaction' | 'deposit_decision';
+  kind: 'otp' | 'card_transaction' | 'deposit_decision' | 'challenge' | 'auto_topup';
   payload: string;
   created_at: string;
   delivered_at: string | null;
@@ -235,6 +292,8 @@ export interface Database {
   sandbox_mailbox: SandboxMailboxTable;
   outbox: OutboxTable;
   pending_operations: PendingOperationsTable;
+  card_authorizations: CardAuthorizationsTable;
+  card_challenges: CardChallengesTable;
 }
 
 export type Db = Kysely<Database>;
@@ -252,3 +311,5 @@ export type CardTransactionRow = Selectable<CardTransactionsTable>;
 export type CardOtpRow = Selectable<CardOtpsTable>;
 export type OutboxRow = Selectable<OutboxTable>;
 export type PendingOperationRow = Selectable<PendingOperationsTable>;
+export type CardAuthorizationRow = Selectable<CardAuthorizationsTable>;
+export type CardChallengeRow = Selectable<CardChallengesTable>;

@@ -273,6 +273,8 @@ async function push(s: Services, api: Api, chatId: number, event: CoreEvent): Pr
     await counted(s, 'deposit_decision', api.sendMessage(chatId, text));
     return;
   }
+  if (event.kind === 'challenge') return; // PUSH-CHALLENGE (being written this session)
+  if (event.kind === 'auto_topup') return; // PUSH-AUTO-TOPUP (being written this session)
   const params = {
     side: t('tx-side', { side: event.side }),
     amount: localMoney(event.amount, event.currency),

@@ -3,6 +3,7 @@ import { claimRows, type Claim, type Claimant, type Queue } from '../../db/claim
 import { EVENTS_CHANNEL, notifyOnCommit, type Listener } from '../../db/notify.js';
 import type { Database, Db, Executor, OutboxRow } from '../../db/schema.js';
 import { getOrCreate } from '../../infra/get-or-create.js';
+import type { DeclineCode, DeclineFix } from '../authorization/declines.js';
 
 export interface OtpEvent {
   kind: 'otp';
@@ -23,13 +24,48 @@ export interface CardTransactionEvent {
   cardId: string;
   cardName: string;
   maskedPan: string;
-  status: 'Approved' | 'Declined';
+  /** `Pending`: an authorization approved and held, not yet cleared; `Reversed`: such a hold voided or expired. */
+  status: 'Approved' | 'Declined' | 'Pending' | 'Reversed';
   side: 'Debit' | 'Credit';
   type: string;
   amount: number;
   currency: string;
   merchantName: string;
   declineCode: string | null;
+  /** For a declined purchase: what fixes it (the alert's button), or null when nothing should be offered. */
+  fix?: DeclineFix | null;
+  cardBalance: number;
+  createdAt: string;
+}
+
+/** A purchase to approve in chat (3-D Secure out of band): Approve or Decline until `expiresAt`. */
+export interface ChallengeEvent {
+  kind: 'challenge';
+  challengeId: string;
+  cardId: string;
+  cardName: string;
+  maskedPan: string;
+  amount: number;
+  currency: string;
+  merchantName: string;
+  expiresAt: string;
+  createdAt: string;
+}
+
+/** Auto top-up ran (`done`) or could not (`failed`, with why: the chat is told the fix). */
+export interface AutoTopupEvent {
+  kind: 'auto_topup';
+  cardId: string;
+  cardName: string;
+  maskedPan: string;
+  outcome: 'done' | 'failed';
+  /** Cents put on the card (done) or that would have been (failed). */
+  amount: number;
+  /** Why it could not run: the wallet cannot cover it, the plan's limit, or it ran too recently. */
+  reason: 'wallet_short' | 'plan_limit' | 'rate_limited' | null;
+  /** The purchase it ran for, when it ran during an authorization (its decline code if still declined). */
+  declineCode: DeclineCode | null;
+  walletBalance: number;
   cardBalance: number;
   createdAt: string;
 }
@@ -48,7 +84,7 @@ export interface DepositDecisionEvent {
 }
 
 /** Amounts are cents. */
-export type CoreEvent = OtpEvent | CardTransactionEvent | DepositDecisionEvent;
+export type CoreEvent = OtpEvent | CardTransactionEvent | DepositDecisionEvent | ChallengeEvent | AutoTopupEvent;
 
 export interface PendingEvent {
   seq: number;
