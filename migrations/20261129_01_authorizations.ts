@@ -17,18 +17,30 @@ import { type Kysely, PostgresAdapter, sql } from 'kysely';
 export async function up(db: Kysely<any>): Promise<void> {
   const cards = () => db.schema.alterTable('cards');
   await cards()
-    .addColumn('type', 'text', (c) =>
-      c.notNull().defaultTo('multi_use').check(sql`type in ('multi_use', 'single_use', 'merchant_locked')`),
-    )
+    .addColumn('type', 'text', (c) => c.notNull().defaultTo('multi_use').check(sql`type in ('multi_use', 'single_use', 'merchant_locked')`))
     .execute();
   await cards().addColumn('locked_merchant', 'text').execute();
-  await cards().addColumn('per_purchase_limit', 'bigint', (c) => c.check(sql`per_purchase_limit > 0`)).execute();
-  await cards().addColumn('daily_limit', 'bigint', (c) => c.check(sql`daily_limit > 0`)).execute();
-  await cards().addColumn('monthly_limit', 'bigint', (c) => c.check(sql`monthly_limit > 0`)).execute();
-  await cards().addColumn('blocked_categories', 'text', (c) => c.notNull().defaultTo('[]')).execute();
-  await cards().addColumn('auto_topup_enabled', 'integer', (c) => c.notNull().defaultTo(0)).execute();
-  await cards().addColumn('auto_topup_min_balance', 'bigint', (c) => c.notNull().defaultTo(0)).execute();
-  await cards().addColumn('auto_topup_amount', 'bigint', (c) => c.notNull().defaultTo(0)).execute();
+  await cards()
+    .addColumn('per_purchase_limit', 'bigint', (c) => c.check(sql`per_purchase_limit > 0`))
+    .execute();
+  await cards()
+    .addColumn('daily_limit', 'bigint', (c) => c.check(sql`daily_limit > 0`))
+    .execute();
+  await cards()
+    .addColumn('monthly_limit', 'bigint', (c) => c.check(sql`monthly_limit > 0`))
+    .execute();
+  await cards()
+    .addColumn('blocked_categories', 'text', (c) => c.notNull().defaultTo('[]'))
+    .execute();
+  await cards()
+    .addColumn('auto_topup_enabled', 'integer', (c) => c.notNull().defaultTo(0))
+    .execute();
+  await cards()
+    .addColumn('auto_topup_min_balance', 'bigint', (c) => c.notNull().defaultTo(0))
+    .execute();
+  await cards()
+    .addColumn('auto_topup_amount', 'bigint', (c) => c.notNull().defaultTo(0))
+    .execute();
   await cards().addColumn('auto_topup_last_triggered', 'text').execute();
 
   await db.schema
@@ -37,9 +49,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('provider_transaction_id', 'text', (c) => c.notNull().unique())
     .addColumn('card_id', 'text', (c) => c.notNull())
     .addColumn('user_id', 'text', (c) => c.notNull())
-    .addColumn('status', 'text', (c) =>
-      c.notNull().check(sql`status in ('pending', 'cleared', 'voided', 'expired', 'declined')`),
-    )
+    .addColumn('status', 'text', (c) => c.notNull().check(sql`status in ('pending', 'cleared', 'voided', 'expired', 'declined')`))
     .addColumn('amount', 'bigint', (c) => c.notNull().check(sql`amount > 0`))
     .addColumn('cleared_amount', 'bigint', (c) => c.check(sql`cleared_amount >= 0`))
     .addColumn('currency', 'text', (c) => c.notNull())

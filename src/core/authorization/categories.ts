@@ -21,9 +21,7 @@ export const CATEGORY_GROUPS = {
     [7273, 7273],
   ],
   /** Cash at ATMs and over the counter. */
-  cash_and_atm: [
-    [6010, 6011],
-  ],
+  cash_and_atm: [[6010, 6011]],
   /** Wire transfers, money orders, stored-value loads and account funding. */
   money_transfer: [
     [4829, 4829],
@@ -42,9 +40,7 @@ export const CATEGORY_GROUPS = {
     [7512, 7512],
   ],
   /** Digital goods: books, music, films, games, apps. */
-  digital_goods: [
-    [5815, 5818],
-  ],
+  digital_goods: [[5815, 5818]],
   /** Subscriptions: continuity merchants, cable and streaming. */
   subscriptions: [
     [4899, 4899],
