@@ -661,6 +661,25 @@ export const COMMANDS: Record<string, Command> = {
       return { human: `OTP ${otp.code} arrived for the card (queued for chat).`, json: otp };
     },
   },
+  'simulate 3ds': {
+    description: "Sandbox: a purchase to approve in the cardholder's chat; waits for the answer (at most its validity, 5 min)",
+    usage: 'simulate 3ds --card CARD_ID --amount AMOUNT --merchant NAME [--valid-for SECONDS]   (prints approved, declined or expired)',
+    options: {
+      ...simulationOptions('the amount of the purchase to approve'),
+      'valid-for': { type: 'string', description: 'how long the challenge waits for its answer, in seconds (default and most 300)' },
+    },
+    async run({ admin }, v) {
+      const validFor = optionalText(v, 'valid-for');
+      const seconds = validFor === undefined ? undefined : wholeNumber(validFor, '--valid-for');
+      const { outcome, challenge } = await admin.simulate3ds(text(v, 'card'), amount(v, 'amount'), text(v, 'merchant'), {
+        validForMs: seconds === undefined ? undefined : seconds * 1000,
+      });
+      return {
+        human: outcome,
+        json: { outcome, challengeId: challenge.id, amount: formatAmount(challenge.amount), merchant: challenge.merchantName },
+      };
+    },
+  },
   'simulate otp-email': {
     description: 'Sandbox: an OTP e-mail lands in the mailbox',
     usage: 'simulate otp-email --card CARD_ID',

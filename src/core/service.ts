@@ -6,6 +6,7 @@ import { CardServiceError } from './rules/errors.js';
 import { createEventOutbox } from './operations/events.js';
 import { createAuthentication } from './operations/authentication.js';
 import { createHistoryOperations } from './operations/history.js';
+import { createChallengeOperations } from './operations/challenges.js';
 import { createMovementOperations } from './operations/movements.js';
 import { createPortableMoneyStore } from './money-store/portable/store.js';
 import { createPostgresMoneyStore } from './money-store/postgres/store.js';
@@ -52,6 +53,7 @@ export function createCardService(deps: CoreDeps) {
     ...createCardOperations(operationDeps),
     ...createMovementOperations(operationDeps),
     ...createHistoryOperations(operationDeps),
+    ...createChallengeOperations(operationDeps),
 
     /** The caller an API token stands for; a missing, unknown or revoked token is refused. */
     async authenticate(token: string | undefined): Promise<Caller> {

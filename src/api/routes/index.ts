@@ -7,6 +7,7 @@ import type { ApiMetrics } from '../metrics.js';
 import { webAppRoutes, type WebAppFromBot, type WebAppOptions } from '../webapp.js';
 import { cardRoutes } from './cards.js';
 import { catalogueRoutes } from './catalogue.js';
+import { challengeRoutes } from './challenges.js';
 import { type HealthDeps, healthRoutes } from './health.js';
 import { historyRoutes } from './history.js';
 import { movementRoutes } from './movements.js';
@@ -47,6 +48,7 @@ export const apiRoutes: FastifyPluginAsync<ApiRoutesOptions> = async (api, optio
     cardRoutes(routes, routeDeps);
     movementRoutes(routes, routeDeps);
     historyRoutes(routes, routeDeps);
+    challengeRoutes(routes, routeDeps);
   }
   // The Mini App is the bot's: served in remote mode too, over the service the bot stands in front of.
   if (webApp) webAppRoutes(api, { ...webApp, clock, logger });

@@ -4,6 +4,7 @@ import { createRetention } from '../retention.js';
 import { createCatalogue } from './catalogue.js';
 import { createPeople } from './people.js';
 import { createSandbox } from './sandbox.js';
+import { createSandboxChallenges } from './sandbox-challenges.js';
 
 export { AdminError } from './errors.js';
 export type { CardHold } from './card-holds.js';
@@ -11,6 +12,7 @@ export { CARD_NETWORKS, type NewBin, type NewCoupon, type NewPlan } from './cata
 export type { CardRecord } from './people.js';
 export type { ChatLinkRecord, TokenRecord } from './tokens.js';
 export type { SimulatedTransaction } from './sandbox.js';
+export type { Simulated3ds } from './sandbox-challenges.js';
 
 /** What an operator does: users, tokens, funding, catalogue, fees, coupons, sandbox simulations, checks. */
 export function createAdminService(deps: CoreDeps) {
@@ -19,6 +21,7 @@ export function createAdminService(deps: CoreDeps) {
     ...createCatalogue(deps),
     ...createPeople(deps),
     ...createSandbox(deps),
+    ...createSandboxChallenges(deps),
 
     checkLedger: () => checkLedger(deps.db),
 
