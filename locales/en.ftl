@@ -300,6 +300,14 @@ decline-reason = { $code ->
     [card_frozen] the card is frozen
     [card_closed] the card is closed
     [insufficient_funds] not enough money on the card
+    [card_processing] the card is still being issued
+    [single_use_used] this single-use card was already used
+    [merchant_locked] the card pays only at the merchant it is locked to
+    [per_purchase_limit] over the card's per-purchase limit
+    [daily_limit] over the card's daily limit
+    [monthly_limit] over the card's monthly limit
+    [blocked_category] this kind of merchant is blocked on the card
+    [challenge_declined] the purchase was not approved in chat
    *[other] { $code }
 }
 flow-expired = This step waited more than { $minutes } min and has expired; nothing was done. Start again from /menu.
@@ -394,3 +402,82 @@ stats-text =
     In wallets: { $wallets }; on cards: { $cards }
     Fees earned today: { $fees }
     Deposit requests waiting: { $pending } ({ $pendingAmount })
+
+# Spending controls, auto top-up, decline fixes (issue 33, sections 2 to 4)
+btn-limits = 🎚 Limits
+btn-auto-topup = 🔁 Auto top-up
+controls-unavailable = This card service has no limits or auto top-up.
+limits-title =
+    🎚 Limits of “{ $name }” ({ $masked })
+    Per purchase: { $perPurchase }
+    Daily: { $daily } (spent today { $spentToday })
+    Monthly: { $monthly } (spent this month { $spentMonth })
+    Blocked: { $blocked }
+    Tap a limit to change it; tap a category to block (🚫) or allow (✅) it.
+limits-blocked-none = nothing
+limit-none = no limit
+limit-name = { $control ->
+    [per_purchase_limit] Per purchase
+    [daily_limit] Daily
+   *[monthly_limit] Monthly
+}
+btn-limit = { $name }: { $value }
+btn-limit-off = Off
+limit-pick = { $name } limit of “{ $card }”, now { $value }. Pick the new one:
+limit-set = { $name } limit: { $value }
+category-name = { $category ->
+    [gambling] Gambling
+    [crypto] Crypto
+    [adult] Adult
+    [cash_and_atm] Cash and ATM
+    [money_transfer] Money transfer
+    [travel] Travel
+    [digital_goods] Digital goods
+   *[subscriptions] Subscriptions
+}
+btn-category-allowed = ✅ { $name }
+btn-category-blocked = 🚫 { $name }
+category-blocked = { $name }: blocked
+category-allowed = { $name }: allowed
+auto-topup-title =
+    🔁 Auto top-up of “{ $name }” ({ $masked }): { $state }
+    When the balance falls below { $min }, { $amount } is moved onto the card from your wallet (the usual platform fee applies); also during a purchase that would otherwise be declined for money.
+auto-topup-state = { $enabled ->
+    [yes] on
+   *[no] off
+}
+btn-auto-topup-on = ▶️ Turn on
+btn-auto-topup-off = ⏸ Turn off
+btn-auto-topup-min = Below { $amount }
+btn-auto-topup-amount = Add { $amount }
+auto-topup-pick-min = Top up “{ $name }” when its balance falls below (now { $value }):
+auto-topup-pick-amount = Add how much to “{ $name }” each time (now { $value })?
+auto-topup-saved = Auto top-up saved.
+auto-topup-done = 🔁 Auto top-up: { $amount } added to “{ $name }” ({ $masked }), balance { $balance }.
+auto-topup-failed = { $reason ->
+    [wallet_short] ⚠️ Auto top-up of { $amount } to “{ $name }” ({ $masked }) could not run: your wallet has { $wallet }, not enough for it and its fee. Add money to your wallet with /deposit; it runs again when next needed.
+    [plan_limit] ⚠️ Auto top-up of { $amount } to “{ $name }” ({ $masked }) could not run: the card is at its plan's limit. Withdraw from it or move to a card on a bigger plan.
+   *[other] ⚠️ Auto top-up of { $amount } to “{ $name }” ({ $masked }) did not run: it ran a moment ago. It runs again in a while.
+}
+decline-fix-topup = Top up at least { $amount } and try again.
+decline-fix-unfreeze = Unfreeze the card and try again.
+decline-fix-raise = It is over the { $name } limit: raise it to { $amount } and try again.
+decline-fix-allow = { $category } is blocked on this card: allow it and try again.
+decline-fix-new-card = A single-use card pays once: make a new card like it.
+decline-fix-locked = This card is locked to { $merchant } and pays nowhere else.
+btn-fix-topup = ➕ Top up { $amount }
+btn-fix-unfreeze = 🔥 Unfreeze
+btn-fix-raise = ⬆️ Raise the limit to { $amount }
+btn-fix-allow = ✅ Allow { $category }
+btn-fix-new-card = 🆕 New card like this
+fix-unfreeze-confirm = Unfreeze “{ $name }” ({ $masked })? Purchases are approved on it again.
+fix-raise-confirm = Raise the { $name } limit of “{ $card }” from { $from } to { $to }?
+fix-allow-confirm = Allow { $category } on “{ $card }”? Purchases there are approved again.
+fix-done-unfreeze = ✅ “{ $name }” unfrozen. Try the purchase again.
+fix-done-raise = ✅ { $name } limit of “{ $card }”: { $to }. Try the purchase again.
+fix-done-allow = ✅ { $category } allowed on “{ $card }”. Try the purchase again.
+fix-stale-card = “{ $name }” is { $status } now: nothing was changed.
+fix-stale-unfrozen = “{ $name }” is not frozen any more: nothing to do.
+fix-stale-raised = The { $name } limit of “{ $card }” is already { $value }: nothing was changed.
+fix-stale-allowed = { $category } is already allowed on “{ $card }”: nothing was changed.
+create-like = A new card like “{ $name }”: BIN { $bin }, plan { $plan }, single-use.

@@ -312,6 +312,14 @@ decline-reason = { $code ->
     [card_frozen] карта заморожена
     [card_closed] карта закрыта
     [insufficient_funds] недостаточно средств на карте
+    [card_processing] карта ещё выпускается
+    [single_use_used] эта одноразовая карта уже использована
+    [merchant_locked] карта платит только у продавца, к которому привязана
+    [per_purchase_limit] превышен лимит на одну покупку
+    [daily_limit] превышен дневной лимит карты
+    [monthly_limit] превышен месячный лимит карты
+    [blocked_category] покупки у таких продавцов запрещены на карте
+    [challenge_declined] покупка не подтверждена в чате
    *[other] { $code }
 }
 flow-expired = Этот шаг ждал дольше { $minutes } мин. и истёк; ничего не сделано. Начните заново из /menu.
@@ -406,3 +414,82 @@ stats-text =
     В кошельках: { $wallets }; на картах: { $cards }
     Комиссии за сегодня: { $fees }
     Заявок на пополнение ждут: { $pending } ({ $pendingAmount })
+
+# Лимиты, автопополнение, исправление отказов (задача 33, разделы 2–4)
+btn-limits = 🎚 Лимиты
+btn-auto-topup = 🔁 Автопополнение
+controls-unavailable = У этого сервиса карт нет лимитов и автопополнения.
+limits-title =
+    🎚 Лимиты карты «{ $name }» ({ $masked })
+    На покупку: { $perPurchase }
+    В день: { $daily } (потрачено сегодня { $spentToday })
+    В месяц: { $monthly } (потрачено в этом месяце { $spentMonth })
+    Запрещено: { $blocked }
+    Нажмите на лимит, чтобы изменить его; на категорию — чтобы запретить (🚫) или разрешить (✅) её.
+limits-blocked-none = ничего
+limit-none = без лимита
+limit-name = { $control ->
+    [per_purchase_limit] На покупку
+    [daily_limit] Дневной
+   *[monthly_limit] Месячный
+}
+btn-limit = { $name }: { $value }
+btn-limit-off = Без лимита
+limit-pick = Лимит «{ $name }» карты «{ $card }», сейчас { $value }. Выберите новый:
+limit-set = Лимит «{ $name }»: { $value }
+category-name = { $category ->
+    [gambling] Азартные игры
+    [crypto] Криптовалюта
+    [adult] Для взрослых
+    [cash_and_atm] Наличные и банкоматы
+    [money_transfer] Денежные переводы
+    [travel] Путешествия
+    [digital_goods] Цифровые товары
+   *[subscriptions] Подписки
+}
+btn-category-allowed = ✅ { $name }
+btn-category-blocked = 🚫 { $name }
+category-blocked = { $name }: запрещено
+category-allowed = { $name }: разрешено
+auto-topup-title =
+    🔁 Автопополнение карты «{ $name }» ({ $masked }): { $state }
+    Когда баланс падает ниже { $min }, на карту переводится { $amount } из кошелька (с обычной комиссией платформы); также во время покупки, которую иначе отклонили бы из-за нехватки денег.
+auto-topup-state = { $enabled ->
+    [yes] включено
+   *[no] выключено
+}
+btn-auto-topup-on = ▶️ Включить
+btn-auto-topup-off = ⏸ Выключить
+btn-auto-topup-min = Ниже { $amount }
+btn-auto-topup-amount = Добавлять { $amount }
+auto-topup-pick-min = Пополнять «{ $name }», когда баланс ниже (сейчас { $value }):
+auto-topup-pick-amount = Сколько добавлять на «{ $name }» каждый раз (сейчас { $value })?
+auto-topup-saved = Автопополнение сохранено.
+auto-topup-done = 🔁 Автопополнение: на «{ $name }» ({ $masked }) добавлено { $amount }, баланс { $balance }.
+auto-topup-failed = { $reason ->
+    [wallet_short] ⚠️ Автопополнение «{ $name }» ({ $masked }) на { $amount } не выполнено: в кошельке { $wallet }, этого не хватает с комиссией. Пополните кошелёк командой /deposit; автопополнение сработает, когда понадобится снова.
+    [plan_limit] ⚠️ Автопополнение «{ $name }» ({ $masked }) на { $amount } не выполнено: карта достигла лимита своего тарифа. Выведите с неё часть денег или заведите карту на тарифе побольше.
+   *[other] ⚠️ Автопополнение «{ $name }» ({ $masked }) на { $amount } не выполнено: оно только что сработало. Сработает снова чуть позже.
+}
+decline-fix-topup = Пополните карту хотя бы на { $amount } и повторите покупку.
+decline-fix-unfreeze = Разморозьте карту и повторите покупку.
+decline-fix-raise = Превышен лимит «{ $name }»: поднимите его до { $amount } и повторите покупку.
+decline-fix-allow = Категория «{ $category }» запрещена на этой карте: разрешите её и повторите покупку.
+decline-fix-new-card = Одноразовой картой платят один раз: выпустите такую же новую.
+decline-fix-locked = Эта карта привязана к продавцу { $merchant } и больше нигде не платит.
+btn-fix-topup = ➕ Пополнить на { $amount }
+btn-fix-unfreeze = 🔥 Разморозить
+btn-fix-raise = ⬆️ Поднять лимит до { $amount }
+btn-fix-allow = ✅ Разрешить: { $category }
+btn-fix-new-card = 🆕 Такая же новая карта
+fix-unfreeze-confirm = Разморозить «{ $name }» ({ $masked })? Покупки по ней снова будут проходить.
+fix-raise-confirm = Поднять лимит «{ $name }» карты «{ $card }» с { $from } до { $to }?
+fix-allow-confirm = Разрешить «{ $category }» на карте «{ $card }»? Такие покупки снова будут проходить.
+fix-done-unfreeze = ✅ «{ $name }» разморожена. Повторите покупку.
+fix-done-raise = ✅ Лимит «{ $name }» карты «{ $card }»: { $to }. Повторите покупку.
+fix-done-allow = ✅ «{ $category }» разрешено на карте «{ $card }». Повторите покупку.
+fix-stale-card = Карта «{ $name }» теперь { $status }: ничего не изменено.
+fix-stale-unfrozen = Карта «{ $name }» уже не заморожена: делать ничего не нужно.
+fix-stale-raised = Лимит «{ $name }» карты «{ $card }» уже { $value }: ничего не изменено.
+fix-stale-allowed = «{ $category }» уже разрешено на карте «{ $card }»: ничего не изменено.
+create-like = Новая карта как «{ $name }»: BIN { $bin }, тариф { $plan }, одноразовая.

@@ -8,9 +8,12 @@ import type { BotContext, ConversationContext } from './context.js';
 import { FLOWS_CONVERSATION_ID, flowsConversation } from './conversations/flows.js';
 import { adminChatFeature, remoteAdminChatFeature } from './features/admin-chat.js';
 import { cancelFeature } from './features/cancel.js';
+import { autoTopupFeature } from './features/auto-topup.js';
 import { cardsFeature } from './features/cards.js';
+import { declineFixesFeature } from './features/decline-fixes.js';
 import { depositsFeature } from './features/deposits.js';
 import { groupFeature } from './features/group.js';
+import { limitsFeature } from './features/limits.js';
 import { callerMiddleware, chatRecordReader, linkChat, linkFeature, requireLinked } from './features/link.js';
 import { createMainMenu, menuFeature } from './features/menu.js';
 import { pastedTokenFeature } from './features/pasted-token.js';
@@ -119,7 +122,16 @@ export function createBot(deps: BotDeps, options: CreateBotOptions = {}): CardsB
     // Flows time out in their own waits (conversations/kit.ts), which say so to the user.
     createConversation(flowsConversation(s), { id: FLOWS_CONVERSATION_ID, plugins: inConversation }),
     mainMenu,
-    new Composer<BotContext>(linkFeature(s, mainMenu), menuFeature(s, mainMenu), cardsFeature(s), depositsFeature(s), unhandledFeature(s)),
+    new Composer<BotContext>(
+      linkFeature(s, mainMenu),
+      menuFeature(s, mainMenu),
+      cardsFeature(s),
+      limitsFeature(s),
+      autoTopupFeature(s),
+      declineFixesFeature(),
+      depositsFeature(s),
+      unhandledFeature(s),
+    ),
   );
   // Outside private chats: the admins' chat, pre-checkout queries (they carry no chat), then any group.
   const group = new Composer<BotContext>(adminChat, funded ? checkoutFeature(s) : new Composer<BotContext>(), groupFeature());

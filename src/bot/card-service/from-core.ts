@@ -22,3 +22,6 @@ export type { ServiceStats } from '../../core/admin/stats.js';
 export type { QuotedRefusal } from '../../core/operations/views.js';
 /** The core's views: the interface's objects with what ours always fills (the port leaves that optional). */
 export type * as ours from '../../core/operations/views.js';
+export { CATEGORY_GROUP_NAMES, type CategoryGroup } from '../../core/authorization/categories.js';
+export type { DeclineCode, DeclineFix, LimitControl } from '../../core/authorization/declines.js';
+export type { AutoTopupEvent, CardTransactionEvent } from '../../core/operations/events.js';

@@ -1,5 +1,5 @@
 import { InlineKeyboard } from 'grammy';
-import type { CardAccount, CreateCardInput, CreationQuote } from '../card-service/port.js';
+import type { Bin, CardAccount, CreateCardInput, CreationQuote, Plan } from '../card-service/port.js';
 import type { ConversationContext } from '../context.js';
 import { conversationButton } from '../ui/callback-data.js';
 import { refusalText } from '../ui/refusal-texts.js';
@@ -44,15 +44,31 @@ async function planFeeQuote(account: CardAccount, fee: number): Promise<Creation
   return { planFee: fee, fee, walletBalance: balance, walletAfter: balance - fee };
 }
 
-/** Create a card: BIN, plan (limit and fee), name, optional coupon, summary with fee and wallet, confirm. */
+/** A new card like an existing one: its BIN and plan, of the given type (a used single-use card's "New card like this"). */
+export interface CardTemplate {
+  likeCardId: string;
+  type: 'single_use';
+}
+
+/**
+ * Create a card: BIN, plan (limit and fee), name, optional coupon, summary with fee and wallet, confirm.
+ * From a template, the BIN and plan are the template card's (asked only if either is no longer offered).
+ */
 export function createCardConversation(s: Services) {
-  return async function createCard(conversation: Convo, ctx: ConversationContext) {
+  return async function createCard(conversation: Convo, ctx: ConversationContext, template?: CardTemplate) {
     const catalogue = await call(conversation, async (account) => ({
       bins: await account.listBins(),
       plans: await account.listPlans(),
+      like: template ? await account.getCard(template.likeCardId) : undefined,
     }));
     if ('refused' in catalogue) return sayRefusal(ctx, catalogue.refused);
-    const { bins, plans } = catalogue.ok;
+    const { bins, plans, like } = catalogue.ok;
+    const likeBin = bins.find((b) => b.id === like?.binId);
+    const likePlan = plans.find((p) => p.id === like?.planId);
+    if (like && likeBin && likePlan) {
+      await ctx.reply(ctx.t('create-like', { name: like.name, bin: likeBin.bin, plan: likePlan.name }));
+      return nameAndConfirm(conversation, s, ctx, { bin: likeBin, plan: likePlan, type: template?.type });
+    }
 
     const binChoice = await pick(
       conversation,
@@ -76,64 +92,74 @@ export function createCardConversation(s: Services) {
       })),
     );
     const plan = plans.find((p) => String(p.id) === planChoice.choice)!;
-
-    await planChoice.ctx.reply(ctx.t('create-ask-name'));
-    let name = '';
-    for (;;) {
-      const typed = await waitForText(conversation, s);
-      const parsed = s.cards.rules.schemas.createCard.shape.name.safeParse(typed.text);
-      if (parsed.success) {
-        name = parsed.data;
-        break;
-      }
-      await typed.ctx.reply(ctx.t('name-invalid', { message: issueText(ctx.t, parsed.error, 'name') }));
-    }
-
-    // The coupon is checked as it is typed; the summary shows the fee after it.
-    let coupon: string | undefined;
-    let ready: { input: CreateCardInput; quote: CreationQuote } | undefined;
-    for (let prompt = ctx.t('create-ask-coupon'); ready === undefined; ) {
-      coupon = await askCoupon(conversation, s, ctx, prompt);
-      const parsed = s.cards.rules.schemas.createCard.safeParse({
-        bin_id: bin.id,
-        planId: plan.id,
-        name,
-        ...(coupon ? { coupon_id: coupon } : {}),
-      });
-      if (!parsed.success) {
-        prompt = ctx.t('coupon-invalid', { message: issueText(ctx.t, parsed.error) });
-        continue;
-      }
-      const quoted = await call(
-        conversation,
-        async (account) => (await account.quoteCreateCard(parsed.data)) ?? (await planFeeQuote(account, plan.creationFee)),
-      );
-      if ('ok' in quoted) ready = { input: parsed.data, quote: quoted.ok };
-      else if (quoted.refused.code === 'INVALID_COUPON') prompt = refusalText(ctx.t, quoted.refused);
-      else return sayRefusal(ctx, quoted.refused);
-    }
-
-    const { input, quote } = ready;
-    const summary = ctx.t('create-summary', {
-      name,
-      bin: bin.bin,
-      category: categoryText(ctx.t, bin.wallet ? 'Wallet' : 'Online'),
-      plan: plan.name,
-      limit: localMoney(plan.limit),
-      fee: localMoney(quote.fee),
-      coupon: coupon ? ctx.t('create-coupon-note', { coupon, planFee: localMoney(quote.planFee) }) : '',
-      wallet: localMoney(quote.walletBalance),
-      walletAfter: localMoney(quote.walletAfter),
-    });
-    const confirmed = await confirm(conversation, ctx, s, summary);
-    if (!confirmed) return;
-    const created = await call(conversation, (account) => account.createCard(input));
-    if ('refused' in created) return show(confirmed, { text: refusalText(ctx.t, created.refused) });
-    // The summary becomes the new card's view, ready for its first top-up.
-    const card = created.ok;
-    await show(confirmed, {
-      text: `${ctx.t('create-done', { name: card.name, masked: card.maskedPan })}\n\n${cardView(ctx.t, card, plan)}`,
-      keyboard: cardKeyboard(ctx.t, card, undefined, { watch: s.cards.watchCard !== undefined }),
-    });
+    await nameAndConfirm(conversation, s, planChoice.ctx, { bin, plan });
   };
+}
+
+/** The rest of a creation once its BIN and plan are known: name, coupon, summary, confirm. */
+async function nameAndConfirm(
+  conversation: Convo,
+  s: Services,
+  ctx: ConversationContext,
+  { bin, plan, type }: { bin: Bin; plan: Plan; type?: CardTemplate['type'] },
+): Promise<void> {
+  await ctx.reply(ctx.t('create-ask-name'));
+  let name = '';
+  for (;;) {
+    const typed = await waitForText(conversation, s);
+    const parsed = s.cards.rules.schemas.createCard.shape.name.safeParse(typed.text);
+    if (parsed.success) {
+      name = parsed.data;
+      break;
+    }
+    await typed.ctx.reply(ctx.t('name-invalid', { message: issueText(ctx.t, parsed.error, 'name') }));
+  }
+
+  // The coupon is checked as it is typed; the summary shows the fee after it.
+  let coupon: string | undefined;
+  let ready: { input: CreateCardInput; quote: CreationQuote } | undefined;
+  for (let prompt = ctx.t('create-ask-coupon'); ready === undefined; ) {
+    coupon = await askCoupon(conversation, s, ctx, prompt);
+    const parsed = s.cards.rules.schemas.createCard.safeParse({
+      bin_id: bin.id,
+      planId: plan.id,
+      name,
+      ...(coupon ? { coupon_id: coupon } : {}),
+      ...(type ? { type } : {}),
+    });
+    if (!parsed.success) {
+      prompt = ctx.t('coupon-invalid', { message: issueText(ctx.t, parsed.error) });
+      continue;
+    }
+    const quoted = await call(
+      conversation,
+      async (account) => (await account.quoteCreateCard(parsed.data)) ?? (await planFeeQuote(account, plan.creationFee)),
+    );
+    if ('ok' in quoted) ready = { input: parsed.data, quote: quoted.ok };
+    else if (quoted.refused.code === 'INVALID_COUPON') prompt = refusalText(ctx.t, quoted.refused);
+    else return sayRefusal(ctx, quoted.refused);
+  }
+
+  const { input, quote } = ready;
+  const summary = ctx.t('create-summary', {
+    name,
+    bin: bin.bin,
+    category: categoryText(ctx.t, bin.wallet ? 'Wallet' : 'Online'),
+    plan: plan.name,
+    limit: localMoney(plan.limit),
+    fee: localMoney(quote.fee),
+    coupon: coupon ? ctx.t('create-coupon-note', { coupon, planFee: localMoney(quote.planFee) }) : '',
+    wallet: localMoney(quote.walletBalance),
+    walletAfter: localMoney(quote.walletAfter),
+  });
+  const confirmed = await confirm(conversation, ctx, s, summary);
+  if (!confirmed) return;
+  const created = await call(conversation, (account) => account.createCard(input));
+  if ('refused' in created) return show(confirmed, { text: refusalText(ctx.t, created.refused) });
+  // The summary becomes the new card's view, ready for its first top-up.
+  const card = created.ok;
+  await show(confirmed, {
+    text: `${ctx.t('create-done', { name: card.name, masked: card.maskedPan })}\n\n${cardView(ctx.t, card, plan)}`,
+    keyboard: cardKeyboard(ctx.t, card, undefined, { watch: s.cards.watchCard !== undefined, controls: s.cards.mode === 'embedded' }),
+  });
 }

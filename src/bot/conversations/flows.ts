@@ -1,7 +1,8 @@
 import type { BotContext, ConversationContext } from '../context.js';
 import type { Services } from '../services.js';
 import { closeConversation } from './close.js';
-import { createCardConversation } from './create-card.js';
+import { createCardConversation, type CardTemplate } from './create-card.js';
+import { declineFixConversation, type DeclineFixArgs } from './decline-fix.js';
 import { dropButtons, type Convo } from './kit.js';
 import { topupConversation } from './topup.js';
 import { withdrawConversation } from './withdraw.js';
@@ -20,7 +21,9 @@ interface FlowArgs {
   topup: [card: CardFlowArgs];
   withdraw: [card: CardFlowArgs];
   close: [card: CardFlowArgs];
-  createCard: [];
+  /** A template: a new card like that one (a decline's "New card like this"). */
+  createCard: [template?: CardTemplate];
+  declineFix: [args: DeclineFixArgs];
 }
 
 type FlowName = keyof FlowArgs;
@@ -41,6 +44,7 @@ export function flowsConversation(s: Services) {
     withdraw: withdrawConversation(s),
     close: closeConversation(s),
     createCard: createCardConversation(s),
+    declineFix: declineFixConversation(s),
   };
   return async function flow<N extends FlowName>(
     conversation: Convo,
@@ -68,7 +72,8 @@ export const enterFlow: { [N in FlowName]: (ctx: BotContext, ...args: FlowArgs[N
   topup: (ctx, card) => enter(ctx, 'topup', card),
   withdraw: (ctx, card) => enter(ctx, 'withdraw', card),
   close: (ctx, card) => enter(ctx, 'close', card),
-  createCard: (ctx) => enter(ctx, 'createCard'),
+  createCard: (ctx, ...template) => enter(ctx, 'createCard', ...template),
+  declineFix: (ctx, args) => enter(ctx, 'declineFix', args),
 };
 
 async function enter<N extends FlowName>(ctx: BotContext, name: N, ...args: FlowArgs[N]): Promise<void> {

@@ -26,7 +26,7 @@ export async function refreshCardView(
   const { card, plan } = outcome.ok;
   await ctx.api
     .editMessageText(ctx.chat.id, viewMessageId, cardView(ctx.t, card, plan), {
-      reply_markup: cardKeyboard(ctx.t, card, undefined, { watch: s.cards.watchCard !== undefined }),
+      reply_markup: cardKeyboard(ctx.t, card, undefined, { watch: s.cards.watchCard !== undefined, controls: s.cards.mode === 'embedded' }),
     })
     .catch(() => undefined);
 }

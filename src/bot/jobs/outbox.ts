@@ -6,6 +6,8 @@ import type { Claim, Claimant } from '../../db/claims.js';
 import { reasonFor, translatorIn } from '../ui/deposit-texts.js';
 import { localMoney, merchantText, otpPushText } from '../ui/format.js';
 import { alertKeyboard } from '../ui/keyboards.js';
+import { autoTopupPushText } from '../ui/auto-topup-push.js';
+import { declineAlert } from '../ui/decline-fixes.js';
 import { chatLocaleKey } from '../store/kv-keys.js';
 import { type ChatLink, chatsOfUser } from '../store/chat-links.js';
 import { claimNotices, forgetNotice } from '../store/notices.js';
@@ -274,7 +276,16 @@ async function push(s: Services, api: Api, chatId: number, event: CoreEvent): Pr
     return;
   }
   if (event.kind === 'challenge') return; // PUSH-CHALLENGE (being written this session)
-  if (event.kind === 'auto_topup') return; // PUSH-AUTO-TOPUP (being written this session)
+  if (event.kind === 'auto_topup') {
+    await counted(s, 'auto_topup', api.sendMessage(chatId, autoTopupPushText(t, event)));
+    return;
+  }
+  if (event.status === 'Declined') {
+    // Why, in plain words, and the button that fixes it.
+    const alert = declineAlert(t, event);
+    await counted(s, 'decline', api.sendMessage(chatId, alert.text, { reply_markup: alert.keyboard }));
+    return;
+  }
   const params = {
     side: t('tx-side', { side: event.side }),
     amount: localMoney(event.amount, event.currency),

@@ -1,6 +1,7 @@
 import { InlineKeyboard } from 'grammy';
 import type { Card } from '../card-service/port.js';
 import { encodeCallback, conversationButton, MAIN_MENU_BUTTON, type CardAction } from './callback-data.js';
+import { encodeControls } from './controls-callbacks.js';
 
 type T = (key: string) => string;
 
@@ -36,9 +37,9 @@ export function cardOffers(card: Pick<Card, 'status'>, action: CardAction, optio
  * A card's buttons, those `cardOffers` gives for its state. Given `detailsUrl` (the Mini App with a
  * one-time nonce), Details opens it; otherwise it is a plain button. `watch`: the service's OTPs are found
  * by polling (remote mode), so the card offers "waiting for a code", which has it watched closely for a
- * few minutes.
+ * few minutes. `controls`: the service has spending controls and auto top-up (ours), offered on an open card.
  */
-export function cardKeyboard(t: T, card: Card, detailsUrl?: string, options: { watch?: boolean } = {}): InlineKeyboard {
+export function cardKeyboard(t: T, card: Card, detailsUrl?: string, options: { watch?: boolean; controls?: boolean } = {}): InlineKeyboard {
   const id = card.id;
   const offers = (action: CardAction) => cardOffers(card, action, options);
   const cb = (action: CardAction) => encodeCallback({ kind: 'card', action, cardId: id });
@@ -60,6 +61,12 @@ export function cardKeyboard(t: T, card: Card, detailsUrl?: string, options: { w
     .text(t('btn-transactions'), encodeCallback({ kind: 'tx', page: 1, cardId: id }))
     .row();
   if (offers('watch')) kb.text(t('btn-watch'), cb('watch')).row();
+  // Spending controls and auto top-up: the service's own (embedded mode), on a card still open.
+  if (options.controls && offers('topup')) {
+    kb.text(t('btn-limits'), encodeControls({ kind: 'limits', cardId: id }))
+      .text(t('btn-auto-topup'), encodeControls({ kind: 'auto-topup', cardId: id }))
+      .row();
+  }
   if (offers('close')) kb.text(t('btn-close'), cb('close'));
   kb.text(t('btn-back'), encodeCallback({ kind: 'cards' }));
   return kb;

@@ -79,7 +79,7 @@ export async function cardScreen(ctx: BotContext, s: Services, cardId: string, r
       ctx.t,
       card,
       card.status === 'closed' || card.status === 'processing' ? undefined : await webAppDetailsUrl(ctx, s, cardId),
-      { watch: s.cards.watchCard !== undefined },
+      { watch: s.cards.watchCard !== undefined, controls: s.cards.mode === 'embedded' },
     ),
   };
 }
