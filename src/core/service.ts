@@ -1,6 +1,7 @@
 import { PostgresAdapter, sql, type Transaction } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { createCardOperations } from './operations/cards.js';
+import { createControlOperations } from './operations/card-controls.js';
 import type { CoreDeps, OperationDeps } from './deps.js';
 import { CardServiceError } from './rules/errors.js';
 import { createEventOutbox } from './operations/events.js';
@@ -51,6 +52,7 @@ export function createCardService(deps: CoreDeps) {
     settings,
     events: createEventOutbox(db, deps.committedEvents),
     ...createCardOperations(operationDeps),
+    ...createControlOperations(operationDeps),
     ...createMovementOperations(operationDeps),
     ...createHistoryOperations(operationDeps),
     ...createChallengeOperations(operationDeps),

@@ -6,9 +6,12 @@ import { inputGuards, type CreateCardInput } from '../rules/schemas.js';
 import type { OperationHooks } from '../service.js';
 import { close } from './card-closure.js';
 import { createCard, quoteCreateCard } from './card-creation.js';
-import { findOwnedCard, selectCards } from './card-queries.js';
+import { checkCardId, findOwnedCard, selectCards } from './card-queries.js';
+import { spendingOfCards } from './card-controls.js';
+import { spendingOf } from '../authorization/controls.js';
+import type { Clock } from '../../infra/clock.js';
 import { freeze, unfreeze } from './card-status.js';
-import { toCard, type Caller, type Card, type SensitiveCardDetails } from './views.js';
+import { NOTHING_SPENT, toCard, type Caller, type Card, type SensitiveCardDetails } from './views.js';
 
 /**
  * What cardholders do with their cards: create one (`card-creation.ts`), read them (below), freeze and
@@ -21,8 +24,8 @@ export function createCardOperations({ db, clock, provider, cipher, settings, pe
   return {
     quoteCreateCard: (caller: Caller, input: CreateCardInput) => quoteCreateCard(deps, caller, input),
     createCard: (caller: Caller, input: CreateCardInput, hooks?: OperationHooks<Card>) => createCard(deps, caller, input, hooks),
-    getCard: (caller: Caller, cardId: string) => getCard(db, caller, cardId),
-    listCards: (caller: Caller) => listCards(db, caller),
+    getCard: (caller: Caller, cardId: string) => getCard(db, clock, caller, cardId),
+    listCards: (caller: Caller) => listCards(db, clock, caller),
     getSensitiveDetails: (caller: Caller, cardId: string) => getSensitiveDetails(db, cipher, caller, cardId),
     freeze: (caller: Caller, cardId: string) => freeze(deps, caller, cardId),
     unfreeze: (caller: Caller, cardId: string) => unfreeze(deps, caller, cardId),
@@ -30,14 +33,25 @@ export function createCardOperations({ db, clock, provider, cipher, settings, pe
   };
 }
 
-async function getCard(db: Db, caller: Caller, cardId: string): Promise<Card> {
-  return (await withHeldFees(db, [toCard(await findOwnedCard(db, caller, cardId))]))[0]!;
+/** The caller's card, with what it has spent (read beside it: nothing is learnt of a card that is not the caller's). */
+async function getCard(db: Db, clock: Clock, caller: Caller, cardId: string): Promise<Card> {
+  checkCardId(cardId);
+  const [row, spent] = await Promise.all([findOwnedCard(db, caller, cardId), spendingOf(db, cardId, clock.now())]);
+  return (await withHeldFees(db, [toCard(row, spent)]))[0]!;
 }
 
 /** The caller's cards, oldest first (an extension: the spec lists no such endpoint). */
-async function listCards(db: Db, caller: Caller): Promise<Card[]> {
+async function listCards(db: Db, clock: Clock, caller: Caller): Promise<Card[]> {
   const rows = await selectCards(db).where('cards.user_id', '=', caller.userId).orderBy('cards.number').execute();
-  return withHeldFees(db, rows.map(toCard));
+  const spent = await spendingOfCards(
+    db,
+    rows.map((r) => r.id),
+    clock.now(),
+  );
+  return withHeldFees(
+    db,
+    rows.map((r) => toCard(r, spent.get(r.id) ?? NOTHING_SPENT)),
+  );
 }
 
 async function getSensitiveDetails(db: Db, cipher: CardDataCipher, caller: Caller, cardId: string): Promise<SensitiveCardDetails> {

@@ -1,4 +1,5 @@
-import type { BinRow, CardOtpRow, CardRow, CardTransactionRow, PlanRow } from '../../db/schema.js';
+import type { BinRow, CardOtpRow, CardRow, CardTransactionRow, CardType, PlanRow } from '../../db/schema.js';
+import { autoTopupOf, controlsOf, type AutoTopup, type CardControls, type Spending } from '../authorization/controls.js';
 import type { Cents } from '../ledger/money.js';
 import type { BillingAddress } from '../provider/provider.js';
 import type { ErrorCode, ParamsOf } from '../rules/errors.js';
@@ -38,7 +39,19 @@ export interface Card extends promised.Card {
   address: BillingAddress;
   /** While `processing`: the creation fee held from the wallet for it (not in the spec's card). */
   heldFee?: Cents;
+  /** Chosen at creation: `multi_use`, `single_use` or `merchant_locked`. */
+  type: CardType;
+  /** The cardholder's spending controls. */
+  controls: CardControls;
+  /** What the card has spent today and this month (UTC): approved purchases, held or cleared. */
+  spentToday: Cents;
+  spentThisMonth: Cents;
+  /** The interface's earlier `auto_topup`. */
+  autoTopup: AutoTopup;
 }
+
+/** What a card just created has spent. */
+export const NOTHING_SPENT: Spending = { today: 0, thisMonth: 0 };
 
 export interface Bin extends promised.Bin {
   network: string;
@@ -165,9 +178,19 @@ export type CardViewRow = Pick<
   | 'three_ds'
   | 'provider_ready'
   | 'address'
+  | 'type'
+  | 'per_purchase_limit'
+  | 'daily_limit'
+  | 'monthly_limit'
+  | 'blocked_categories'
+  | 'auto_topup_enabled'
+  | 'auto_topup_min_balance'
+  | 'auto_topup_amount'
+  | 'auto_topup_last_triggered'
 >;
 
-export function toCard(row: CardViewRow): Card {
+/** The card of `row`, with what it has spent (`spendingOf`; `NOTHING_SPENT` for a card just created). */
+export function toCard(row: CardViewRow, spending: Spending): Card {
   return {
     id: row.id,
     number: row.number,
@@ -187,6 +210,11 @@ export function toCard(row: CardViewRow): Card {
     threeDS: Boolean(row.three_ds),
     providerReady: Boolean(row.provider_ready),
     address: JSON.parse(row.address) as BillingAddress,
+    type: row.type,
+    controls: controlsOf(row),
+    spentToday: spending.today,
+    spentThisMonth: spending.thisMonth,
+    autoTopup: autoTopupOf(row),
   };
 }
 

@@ -4,6 +4,7 @@ import { CardServiceError, type ValidationIssue } from './errors.js';
 import { AT_MOST_TWO_DECIMALS, formatAmount, hasAtMostTwoDecimals, toAmount, toCents, type Cents } from '../ledger/money.js';
 import { amountBoundsRefusal } from './rules.js';
 import type { CoreSettings } from '../settings.js';
+import { CARD_TYPES, controlSchemas } from './control-schemas.js';
 
 /** The page numbers `GET /cards/transactions` accepts; the schema, the core's guard and the OpenAPI document read them. */
 export const PAGE_NUMBER = { min: 1, max: 1_000_000 } as const;
@@ -69,6 +70,10 @@ export function createInputSchemas(settings: CoreSettings) {
       .min(1, { error: 'Coupon ID must not be empty' })
       .max(64, { error: 'Coupon ID must be at most 64 characters' })
       .optional(),
+    type: z
+      .enum(CARD_TYPES, { error: `Card type must be one of: ${CARD_TYPES.join(', ')}` })
+      .optional()
+      .describe('`multi_use` (default), `single_use` (closed after its first cleared purchase), `merchant_locked` (to its first merchant)'),
   });
 
   const wholeNumber = (name: string, min: number, max: number) =>
@@ -95,7 +100,7 @@ export function createInputSchemas(settings: CoreSettings) {
     card_id: z.string({ error: 'card_id must be given once' }).optional(),
   });
 
-  return { topup, withdraw, createCard, transactionsQuery };
+  return { topup, withdraw, createCard, transactionsQuery, ...controlSchemas(settings) };
 }
 
 export type InputSchemas = ReturnType<typeof createInputSchemas>;

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import type { BinRow, Executor, PlanRow } from '../../../db/schema.js';
+import type { BinRow, CardType, Executor, PlanRow } from '../../../db/schema.js';
 import { sealCardData } from '../../keys/card-data-keys.js';
 import { createAccount, postJournal, SYSTEM_ACCOUNTS } from '../../ledger/ledger.js';
 import { binAndPlan, creationFee } from '../../operations/card-creation-checks.js';
 import { accountBalance, findOwnedCard } from '../../operations/card-queries.js';
 import { recordCardTransaction } from '../../operations/card-records.js';
-import { toCard, type Caller, type Card } from '../../operations/views.js';
+import { NOTHING_SPENT, toCard, type Caller, type Card } from '../../operations/views.js';
 import { maskPan } from '../../provider/luhn.js';
 import type { IssuedCard } from '../../provider/provider.js';
 import { creationFeeRefusal } from '../../rules/rules.js';
@@ -25,7 +25,7 @@ export async function holdCreation({ db, pending }: MoneyStoreDeps, request: Cre
     await pending.recoverStale(trx, caller.userId, now);
     const { bin, plan } = await binAndPlan(trx, input);
     const fee = await creationFee(trx, Number(plan.creation_fee), input.coupon_id, now);
-    await writeProcessingCard(trx, { caller, cardId, name: input.name, bin, plan, at });
+    await writeProcessingCard(trx, { caller, cardId, name: input.name, type: input.type ?? 'multi_use', bin, plan, at });
     const held = await pending.hold(trx, {
       id: cardId,
       kind: 'create_card',
@@ -62,7 +62,7 @@ export async function settleCreation(
         at,
       });
       await issueCard(deps, trx, hold, issued);
-      return toCard(await findOwnedCard(trx, caller, cardId));
+      return toCard(await findOwnedCard(trx, caller, cardId), NOTHING_SPENT);
     },
     hooks,
   );
@@ -75,7 +75,15 @@ export async function settleCreation(
  */
 async function writeProcessingCard(
   trx: Executor,
-  { caller, cardId, name, bin, plan, at }: { caller: Caller; cardId: string; name: string; bin: BinRow; plan: PlanRow; at: string },
+  {
+    caller,
+    cardId,
+    name,
+    type,
+    bin,
+    plan,
+    at,
+  }: { caller: Caller; cardId: string; name: string; type: CardType; bin: BinRow; plan: PlanRow; at: string },
 ): Promise<void> {
   const accountId = await createAccount(trx, 'card', at);
   await trx
@@ -87,6 +95,7 @@ async function writeProcessingCard(
       bin_id: bin.id,
       plan_id: plan.id,
       name,
+      type,
       category: bin.wallet ? 'Wallet' : 'Online',
       status: 'processing',
       currency: bin.currency,

@@ -63,7 +63,7 @@ interface HoldRow {
  *   entries (the in-flight account's entry alone, `Posting.system`) and the pending operation (`hold`).
  */
 export const holdCreation = compiledOnce(
-  13,
+  14,
   (
     ex,
     userId: string,
@@ -75,6 +75,7 @@ export const holdCreation = compiledOnce(
     staleBefore: string,
     cardId: string,
     name: string,
+    type: string,
     providerCardId: string,
     address: string,
     inFlightAccountId: number,
@@ -127,10 +128,10 @@ export const holdCreation = compiledOnce(
           insert into accounts (kind, code, balance, updated_at) select 'card', null, 0, ${at} from debit returning id
         ),
         card as (
-          insert into cards (id, user_id, account_id, bin_id, plan_id, name, category, status, currency, three_ds, masked_pan,
+          insert into cards (id, user_id, account_id, bin_id, plan_id, name, type, category, status, currency, three_ds, masked_pan,
             pan_encrypted, cvv_encrypted, exp, provider_card_id, provider_ready, address, limit_amount, deposit,
             last_topup_attempt_at, last_withdraw_attempt_at, created_at, updated_at)
-          select ${cardId}, ${userId}, card_account.id, priced.bin_id, priced.plan_id, ${name},
+          select ${cardId}, ${userId}, card_account.id, priced.bin_id, priced.plan_id, ${name}, ${type},
             case when priced.wallet <> 0 then 'Wallet' else 'Online' end, 'processing', priced.currency, priced.three_ds, '',
             '', '', '', ${providerCardId}, 0, ${address}, priced.limit_amount, 0,
             null, null, ${at}, ${at}
@@ -273,7 +274,9 @@ export const settleCreation = compiledOnce(
           where cards.id = ${cardId}
           returning cards.id, cards.number, cards.created_at, cards.updated_at, cards.category, cards.masked_pan, cards.name,
             cards.deposit, cards.limit_amount, cards.plan_id, cards.status, cards.currency, cards.bin_id, cards.three_ds,
-            cards.provider_ready, cards.address, cards.account_id
+            cards.provider_ready, cards.address, cards.account_id, cards.type, cards.per_purchase_limit, cards.daily_limit,
+            cards.monthly_limit, cards.blocked_categories, cards.auto_topup_enabled, cards.auto_topup_min_balance,
+            cards.auto_topup_amount, cards.auto_topup_last_triggered
         ),
         funded as (
           update accounts set balance = accounts.balance + ${initialBalance}::bigint, updated_at = ${at}
@@ -310,7 +313,8 @@ export const settleCreation = compiledOnce(
           issued.id, issued.number, issued.created_at, issued.updated_at, issued.category, issued.masked_pan, issued.name,
           coalesce(funded.balance, (select balance from accounts where id = issued.account_id)) as balance, issued.deposit,
           issued.limit_amount, issued.plan_id, issued.status, issued.currency, issued.bin_id, issued.three_ds, issued.provider_ready,
-          issued.address
+          issued.address, issued.type, issued.per_purchase_limit, issued.daily_limit, issued.monthly_limit, issued.blocked_categories,
+          issued.auto_topup_enabled, issued.auto_topup_min_balance, issued.auto_topup_amount, issued.auto_topup_last_triggered
         from (select 1) as one left join issued on true left join funded on true
       `.compile(ex),
   }),

@@ -3,7 +3,7 @@ import { newRecordId } from '../../ids.js';
 import { retiredKeyError, sealWith } from '../../keys/card-data-keys.js';
 import { SYSTEM_ACCOUNTS } from '../../ledger/ledger.js';
 import { PENDING_GRACE_MS } from '../../operations/pending-operations.js';
-import { toCard, type Card } from '../../operations/views.js';
+import { NOTHING_SPENT, toCard, type Card } from '../../operations/views.js';
 import { maskPan } from '../../provider/luhn.js';
 import type { IssuedCard } from '../../provider/provider.js';
 import { CardServiceError } from '../../rules/errors.js';
@@ -39,6 +39,7 @@ export async function holdCreation({ db, pending }: MoneyStoreDeps, steps: Money
     new Date(now.getTime() - PENDING_GRACE_MS).toISOString(),
     cardId,
     input.name,
+    input.type ?? 'multi_use',
     `tmp_${randomUUID()}`,
     JSON.stringify(NO_ADDRESS),
     await pending.inFlightAccount(db),
@@ -96,7 +97,7 @@ export async function settleCreation(
         newRecordId(),
       );
       const settled = toCreationSettled(row);
-      if (settled.card) return toCard(settled.card);
+      if (settled.card) return toCard(settled.card, NOTHING_SPENT);
       if (!settled.pending) throw new Error(`Pending operation ${cardId} was settled by the recovery meanwhile`);
       if (settled.currentKey !== cipher.fingerprint) throw retiredKeyError(cipher);
       throw new Error(`Card ${cardId} is no longer being created`);
