@@ -40,8 +40,9 @@ async function handle(ctx: BotContext, s: Services, data: ControlsCallback): Pro
       await redraw();
       return ctx.t('auto-topup-saved');
     case 'auto-topup-presets': {
-      // The floor may be any preset; the amount added is a top-up, within the service's range.
-      const offered = (amount: number) => data.field === 'minBalance' || (amount >= topupMin && amount <= topupMax);
+      // Neither over the card's plan limit; the amount added is a top-up, within the service's range.
+      const most = Math.min(topupMax, card.limit ?? topupMax);
+      const offered = (amount: number) => amount <= most && (data.field === 'minBalance' || amount >= topupMin);
       await show(ctx, autoTopupPresetsScreen(ctx.t, card, data.field, settings[data.field], offered));
       return;
     }
