@@ -4,6 +4,7 @@ import { createFunding, type Funding } from '../../core/funding/funding.js';
 import type { CardService } from '../../core/service.js';
 import type { Caller } from '../../core/operations/views.js';
 import type { Db } from '../../db/schema.js';
+import type { AutoTopupInput, ControlsInput } from './from-core.js';
 import type { CardAccount, CardServicePort, Cents, CreateCardInput, LinkedToken, TransactionsQuery } from './port.js';
 
 /**
@@ -72,6 +73,15 @@ class EmbeddedAccount implements CardAccount {
   }
   listOtps(cardId: string) {
     return this.core.listOtps(this.caller, cardId);
+  }
+  getControls(cardId: string) {
+    return this.core.getControls(this.caller, cardId);
+  }
+  setControls(cardId: string, input: ControlsInput) {
+    return this.core.setControls(this.caller, cardId, input);
+  }
+  setAutoTopup(cardId: string, input: AutoTopupInput) {
+    return this.core.setAutoTopup(this.caller, cardId, input);
   }
   requestOtp(cardId: string) {
     return this.core.requestOtp(this.caller, cardId);

@@ -25,3 +25,5 @@ export type * as ours from '../../core/operations/views.js';
 export { CATEGORY_GROUP_NAMES, type CategoryGroup } from '../../core/authorization/categories.js';
 export type { DeclineCode, DeclineFix, LimitControl } from '../../core/authorization/declines.js';
 export type { AutoTopupEvent, CardTransactionEvent } from '../../core/operations/events.js';
+export type { AutoTopupInput, CardControlsView, ControlsInput } from '../../core/operations/card-controls.js';
+export type { AutoTopup } from '../../core/authorization/controls.js';

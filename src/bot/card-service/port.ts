@@ -15,7 +15,7 @@ import type {
   Wallet,
   WithdrawResult,
 } from '../../interface/objects.js';
-import type { EventOutbox, Funding, ours, QuotedRefusal } from './from-core.js';
+import type { AutoTopup, AutoTopupInput, CardControlsView, ControlsInput, EventOutbox, Funding, ours, QuotedRefusal } from './from-core.js';
 
 /**
  * The one way the bot reaches the card service: `CardServicePort`, with an account per linked chat.
@@ -34,7 +34,11 @@ export type * from '../../interface/objects.js';
  */
 type WithOurs<Promised, Ours extends Promised, K extends Exclude<keyof Ours, keyof Promised>> = Promised & Partial<Pick<Ours, K>>;
 
-export type Card = WithOurs<promised.Card, ours.Card, 'number' | 'limit' | 'planId' | 'heldFee' | 'providerReady'>;
+export type Card = WithOurs<
+  promised.Card,
+  ours.Card,
+  'number' | 'limit' | 'planId' | 'heldFee' | 'providerReady' | 'type' | 'controls' | 'spentToday' | 'spentThisMonth' | 'autoTopup'
+>;
 export type Plan = WithOurs<promised.Plan, ours.Plan, 'active'>;
 export type CardOtp = WithOurs<promised.CardOtp, ours.CardOtp, 'merchantName'>;
 
@@ -131,6 +135,14 @@ export interface CardAccount {
   close(cardId: string): Promise<CloseResult>;
   listTransactions(query: TransactionsQuery): Promise<Page<CardTransaction>>;
   listOtps(cardId: string): Promise<OtpList>;
+  /**
+   * A card's spending controls and auto top-up (ours, an extension of the interface): present in embedded mode,
+   * absent in remote mode, where the service has no such endpoints. The bot offers "Limits" and "Auto top-up"
+   * only where all three are present. Amounts in cents; a control left out of `setControls` stays, null is none.
+   */
+  getControls?(cardId: string): Promise<CardControlsView>;
+  setControls?(cardId: string, input: ControlsInput): Promise<CardControlsView>;
+  setAutoTopup?(cardId: string, input: AutoTopupInput): Promise<AutoTopup>;
   /**
    * Asks for an OTP by e-mail; absent when the service is known not to offer it, and undefined when the
    * service turns out not to (a remote service that lacks the route: the button goes from then on).
