@@ -119,6 +119,7 @@ export function coreSettingsFrom(config: Config): Partial<CoreSettings> {
     withdrawCooldownSeconds: config.WITHDRAW_COOLDOWN_SECONDS,
     otpRetentionSeconds: config.OTP_RETENTION_SECONDS,
     providerTimeoutMs: config.PROVIDER_TIMEOUT_MS,
+    authorizationHoldDays: config.AUTHORIZATION_HOLD_DAYS,
   };
 }
 

@@ -133,6 +133,8 @@ const configSchema = z.object({
   OTP_RETENTION_SECONDS: seconds(defaultCoreSettings.otpRetentionSeconds),
   TOPUP_COOLDOWN_SECONDS: seconds(defaultCoreSettings.topupCooldownSeconds),
   WITHDRAW_COOLDOWN_SECONDS: seconds(defaultCoreSettings.withdrawCooldownSeconds),
+  /** Days an approved card authorization stays held uncleared before it is released (`Reversed`). */
+  AUTHORIZATION_HOLD_DAYS: z.coerce.number().int().min(1).max(90).default(defaultCoreSettings.authorizationHoldDays),
   ADMIN_CHAT_ID: z.coerce.number().int().optional(),
   /** Telegram user ids (comma-separated) who may decide deposit requests and read /stats in the admins' chat. */
   ADMIN_USER_IDS: z

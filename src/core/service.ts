@@ -9,6 +9,7 @@ import { createAuthentication } from './operations/authentication.js';
 import { createHistoryOperations } from './operations/history.js';
 import { createChallengeOperations } from './operations/challenges.js';
 import { createMovementOperations } from './operations/movements.js';
+import { createAuthorizationOperations } from './authorization/engine.js';
 import { createPortableMoneyStore } from './money-store/portable/store.js';
 import { createPostgresMoneyStore } from './money-store/postgres/store.js';
 import { inputGuards } from './rules/schemas.js';
@@ -55,6 +56,7 @@ export function createCardService(deps: CoreDeps) {
     ...createControlOperations(operationDeps),
     ...createMovementOperations(operationDeps),
     ...createHistoryOperations(operationDeps),
+    ...createAuthorizationOperations(operationDeps),
     ...createChallengeOperations(operationDeps),
 
     /** The caller an API token stands for; a missing, unknown or revoked token is refused. */

@@ -16,6 +16,8 @@ export interface CoreSettings {
   otpRetentionSeconds: number;
   /** How long a card-provider call may take before it is given up as failed (`withTimeout`). */
   providerTimeoutMs: number;
+  /** How long an approved authorization's hold lasts uncleared before the housekeeping releases it (`Reversed`). */
+  authorizationHoldDays: number;
 }
 
 export const defaultCoreSettings: CoreSettings = {
@@ -30,4 +32,5 @@ export const defaultCoreSettings: CoreSettings = {
   pageSizeMax: 100,
   otpRetentionSeconds: 86_400,
   providerTimeoutMs: PROVIDER_TIMEOUT_DEFAULT_MS,
+  authorizationHoldDays: 7,
 };

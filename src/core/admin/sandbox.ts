@@ -8,12 +8,29 @@ import { postJournal, SYSTEM_ACCOUNTS, systemAccountId } from '../ledger/ledger.
 import type { Cents } from '../ledger/money.js';
 import type { CardTransaction } from '../operations/views.js';
 import { AdminError } from './errors.js';
+import { createCardService } from '../service.js';
+import { AuthorizationError, type AutoTopupOutcome } from '../authorization/types.js';
+import type { DeclineFix } from '../authorization/declines.js';
 
 export interface SimulatedTransaction {
+  /** The statement line's id, the authorization's too: what `simulate clear` and `simulate void` take. */
   transactionId: string;
+  /** `Approved` (cleared), `Pending` (held, `--hold`), `Declined`, `Reversed` (voided). */
   status: CardTransaction['status'];
   declineCode: string | null;
   cardBalance: Cents;
+  /** For a decline: what fixes it (the chat's button); for a clearing refused: why. */
+  fix?: DeclineFix | null;
+  reason?: 'over_tolerance' | 'insufficient_funds' | null;
+  autoTopup?: AutoTopupOutcome | null;
+}
+
+/** A sandbox purchase's merchant beyond its name: an MCC outside every blocked group, in the US. */
+export interface SimulatedMerchant {
+  mcc?: string;
+  country?: string;
+  /** Leave the authorization held (`Pending`) rather than clearing it at once. */
+  hold?: boolean;
 }
 
 /** The card as the chat's pushes name it. */
@@ -24,9 +41,31 @@ const pushedCard = (card: { id: string; name: string; masked_pan: string }) => (
 });
 
 /** The sandbox provider's side, played by the operator: finishing issuance, purchases, refunds and OTP codes. */
-export function createSandbox({ db, clock }: Pick<CoreDeps, 'db' | 'clock'>) {
+export function createSandbox(deps: CoreDeps) {
+  const { db, clock } = deps;
   const now = () => clock.now().toISOString();
   const mailbox = createSandboxMailbox(db, clock);
+  // The core's authorization engine, as the provider's processor would call it.
+  let engine: ReturnType<typeof createCardService> | undefined;
+  const core = () => {
+    engine ??= createCardService(deps);
+    return engine;
+  };
+  const asAdmin = <T>(work: Promise<T>): Promise<T> =>
+    work.catch((error: unknown) => {
+      throw error instanceof AuthorizationError ? new AdminError(error.message) : error;
+    });
+
+  /** The provider transaction id of an authorization by its id (its statement line's). */
+  async function authorizationById(transactionId: string) {
+    const row = await db
+      .selectFrom('card_authorizations')
+      .select(['provider_transaction_id', 'status'])
+      .where('id', '=', transactionId)
+      .executeTakeFirst();
+    if (!row) throw new AdminError(`No authorization with id ${transactionId}`);
+    return row;
+  }
 
   async function cardById(cardId: string) {
     const card = await selectCards(db).where('cards.id', '=', cardId).executeTakeFirst();
@@ -63,14 +102,72 @@ export function createSandbox({ db, clock }: Pick<CoreDeps, 'db' | 'clock'>) {
       return providerCardId;
     },
 
-    /** A merchant charges the card: approved, or declined with a code (frozen, closed, short of funds). */
-    async simulatePurchase(cardId: string, amount: Cents, merchant = 'Sandbox Merchant'): Promise<SimulatedTransaction> {
-      return simulate(cardId, amount, merchant, 'Debit');
+    /**
+     * A merchant charges the card through the core's authorization engine: declined with a code and its
+     * fix, or approved and (unless `hold`) cleared at once for the same amount, as one purchase.
+     */
+    async simulatePurchase(
+      cardId: string,
+      amount: Cents,
+      merchant = 'Sandbox Merchant',
+      { mcc = '5999', country = 'US', hold = false }: SimulatedMerchant = {},
+    ): Promise<SimulatedTransaction> {
+      if (!Number.isSafeInteger(amount) || amount <= 0) throw new AdminError('The amount must be positive');
+      const card = await issuedCardById(cardId);
+      const providerTransactionId = `sbx_${randomUUID()}`;
+      const decision = await asAdmin(
+        core().authorize({
+          cardId: card.id,
+          amount,
+          currency: card.currency,
+          merchant: { name: merchant, mcc, country },
+          kind: 'purchase',
+          providerTransactionId,
+          announcePending: hold,
+        }),
+      );
+      const { authorizationId: transactionId } = decision;
+      // Said only when it was asked to run.
+      const autoTopup = decision.autoTopup ? { autoTopup: decision.autoTopup } : {};
+      if (!decision.approved) {
+        const { declineCode, cardBalance, fix } = decision;
+        return { transactionId, status: 'Declined', declineCode, cardBalance, fix, ...autoTopup };
+      }
+      if (hold) return { transactionId, status: 'Pending', declineCode: null, cardBalance: decision.cardBalance, ...autoTopup };
+      const cleared = await asAdmin(core().clearAuthorization({ providerTransactionId }));
+      return { transactionId, status: 'Approved', declineCode: null, cardBalance: cleared.cardBalance, ...autoTopup };
+    },
+
+    /** The merchant clears a held purchase: the amount held, or `amount` (less, or more within the tolerance). */
+    async simulateClear(transactionId: string, amount?: Cents): Promise<SimulatedTransaction> {
+      if (amount !== undefined && (!Number.isSafeInteger(amount) || amount <= 0)) throw new AdminError('The amount must be positive');
+      const { provider_transaction_id: providerTransactionId } = await authorizationById(transactionId);
+      const cleared = await asAdmin(core().clearAuthorization({ providerTransactionId, ...(amount === undefined ? {} : { amount }) }));
+      return {
+        transactionId,
+        status: cleared.status === 'cleared' ? 'Approved' : 'Pending',
+        declineCode: null,
+        cardBalance: cleared.cardBalance,
+        reason: cleared.reason,
+        autoTopup: cleared.autoTopup,
+      };
+    },
+
+    /** The merchant voids a held purchase: the hold back onto the card, the line `Reversed`. */
+    async simulateVoid(transactionId: string): Promise<SimulatedTransaction> {
+      const { provider_transaction_id: providerTransactionId } = await authorizationById(transactionId);
+      const voided = await asAdmin(core().voidAuthorization(providerTransactionId));
+      return { transactionId, status: 'Reversed', declineCode: null, cardBalance: voided.cardBalance };
+    },
+
+    /** Releases the holds past `AUTHORIZATION_HOLD_DAYS` (the housekeeping's sweep); returns how many. */
+    async expireAuthorizations(): Promise<number> {
+      return (await core().expireAuthorizations()).length;
     },
 
     /** A merchant refunds onto the card. */
     async simulateRefund(cardId: string, amount: Cents, merchant = 'Sandbox Merchant'): Promise<SimulatedTransaction> {
-      return simulate(cardId, amount, merchant, 'Credit');
+      return refund(cardId, amount, merchant);
     },
 
     /** A 3-D Secure code arrives for the card; recorded and queued for delivery to chat. */
@@ -121,38 +218,38 @@ export function createSandbox({ db, clock }: Pick<CoreDeps, 'db' | 'clock'>) {
     },
   };
 
-  async function simulate(cardId: string, amount: Cents, merchant: string, side: 'Debit' | 'Credit'): Promise<SimulatedTransaction> {
+  /** A refund: a credit from the merchants onto the card, declined only on a frozen or closed card. */
+  async function refund(cardId: string, amount: Cents, merchant: string): Promise<SimulatedTransaction> {
     if (!Number.isSafeInteger(amount) || amount <= 0) throw new AdminError('The amount must be positive');
     const card = await issuedCardById(cardId);
     const at = now();
-    const type = side === 'Debit' ? 'purchase' : 'refund';
     return db.transaction().execute(async (trx) => {
       const merchants = await systemAccountId(trx, SYSTEM_ACCOUNTS.merchants);
       // Read under a lock: a closure or freeze running beside this one decides first or waits.
       const status = await lockedCardStatus(trx, card.id);
-      let declineCode: string | null = status === 'frozen' ? 'card_frozen' : status === 'closed' ? 'card_closed' : null;
-      let posted = null;
-      if (!declineCode) {
-        posted = await postJournal(trx, {
-          reference: `${type}:${randomUUID()}`,
-          kind: type,
-          at,
-          postings:
-            side === 'Debit'
-              ? [
-                  { accountId: card.account_id, amount: -amount },
-                  { accountId: merchants, amount, system: true },
-                ]
-              : [
-                  { accountId: card.account_id, amount },
-                  { accountId: merchants, amount: -amount, system: true },
-                ],
-        });
-        if (!posted) declineCode = 'insufficient_funds';
-      }
+      const declineCode = status === 'frozen' ? 'card_frozen' : status === 'closed' ? 'card_closed' : null;
+      const posted = declineCode
+        ? null
+        : await postJournal(trx, {
+            reference: `refund:${randomUUID()}`,
+            kind: 'refund',
+            at,
+            postings: [
+              { accountId: card.account_id, amount },
+              { accountId: merchants, amount: -amount, system: true },
+            ],
+          });
       const outcome = declineCode ? 'Declined' : 'Approved';
       // What the statement's line and the chat's push both say of the transaction.
-      const line = { status: outcome, side, type, amount, currency: card.currency, merchantName: merchant, declineCode } as const;
+      const line = {
+        status: outcome,
+        side: 'Credit',
+        type: 'refund',
+        amount,
+        currency: card.currency,
+        merchantName: merchant,
+        declineCode,
+      } as const;
       const journalId = posted?.journalId ?? null;
       const transactionId = await recordCardTransaction(trx, { cardId: card.id, userId: card.user_id, journalId, ...line, at });
       const cardBalance = posted?.balances.get(card.account_id) ?? (await accountBalance(trx, card.account_id));

@@ -18,6 +18,11 @@ export const SYSTEM_ACCOUNTS = {
    * creation's fee): its entries sum to what `pending_operations` holds, zero when nothing is pending.
    */
   inFlight: 'platform:in-flight',
+  /**
+   * Card authorizations approved and held, not yet cleared, voided or expired (src/core/authorization/):
+   * its entries sum to what the `pending` rows of `card_authorizations` hold (`checkLedger` reconciles them).
+   */
+  authorized: 'platform:authorized',
 } as const;
 export type SystemAccount = (typeof SYSTEM_ACCOUNTS)[keyof typeof SYSTEM_ACCOUNTS];
 
@@ -183,6 +188,8 @@ export async function checkLedger(db: Executor): Promise<{
     .execute();
   const balances = rows.map((r) => ({ accountId: r.id, kind: r.kind, cached: Number(r.cached), fromEntries: Number(r.fromEntries) }));
   const differences = balances.filter((r) => r.kind !== 'system' && r.cached !== r.fromEntries);
+  const held = await unreconciledAuthorizations(db);
+  if (held) differences.push(held);
   const unbalanced = await db
     .selectFrom('entries')
     .select('journal_id')
@@ -191,4 +198,26 @@ export async function checkLedger(db: Executor): Promise<{
     .execute();
   const total = balances.reduce((sum, r) => sum + (r.kind === 'system' ? r.fromEntries : r.cached), 0);
   return { accounts: rows.length, differences, unbalancedJournals: unbalanced.map((r) => r.journal_id), total };
+}
+
+/**
+ * The held authorizations reconciled: the `platform:authorized` account's entries against what the pending
+ * authorizations hold, reported as a difference of that account (its `cached` the pending total) when they part.
+ */
+async function unreconciledAuthorizations(db: Executor): Promise<LedgerDifference | undefined> {
+  const account = await db.selectFrom('accounts').select('id').where('code', '=', SYSTEM_ACCOUNTS.authorized).executeTakeFirst();
+  const pending = await db
+    .selectFrom('card_authorizations')
+    .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('amount'), eb.lit(0)).as('held'))
+    .where('status', '=', 'pending')
+    .executeTakeFirstOrThrow();
+  const entries = account
+    ? await db
+        .selectFrom('entries')
+        .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('amount'), eb.lit(0)).as('sum'))
+        .where('account_id', '=', account.id)
+        .executeTakeFirstOrThrow()
+    : { sum: 0 };
+  if (Number(pending.held) === Number(entries.sum)) return undefined;
+  return { accountId: account?.id ?? 0, kind: 'system', cached: Number(pending.held), fromEntries: Number(entries.sum) };
 }

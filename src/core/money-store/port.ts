@@ -6,6 +6,14 @@ import type { Caller, Card, CloseResult, TopupResult, WithdrawResult } from '../
 import type { IssuedCard } from '../provider/provider.js';
 import type { CreateCardInput } from '../rules/schemas.js';
 import type { OperationHooks } from '../service.js';
+import type {
+  AuthorizationDecision,
+  AuthorizationRequest,
+  ClearingRequest,
+  ClearingResult,
+  ReleaseRequest,
+  ReleaseResult,
+} from '../authorization/types.js';
 
 /**
  * Where money moves: every movement that writes balances, journals and statement lines, each as the
@@ -16,7 +24,8 @@ import type { OperationHooks } from '../service.js';
  * named checks of `rules/rules.ts` in the same order, so the spec's refusals do not depend on the store.
  *
  * A movement the provider must confirm is a hold then a settling (`holdWithdrawal`, `settleWithdrawal`); an
- * authorization's hold and clearing will take the same shape.
+ * authorization's hold and clearing take the same shape (`holdAuthorization`, `clearAuthorization`), the
+ * hold in the `platform:authorized` account until cleared or released.
  */
 export interface MoneyStore {
   /**
@@ -39,6 +48,17 @@ export interface MoneyStore {
   holdCreation(request: CreationRequest): Promise<CreationHold>;
   /** A creation's last transaction, once the provider has issued the card: the fee taken, the card `active`. */
   settleCreation(hold: CreationHold, issued: IssuedCard, hooks: OperationHooks<Card>): Promise<Card>;
+
+  /**
+   * An authorization decided in one transaction (`authorization/decision.ts`'s order, auto top-up before
+   * funds): declined with a code (a `Declined` line), or approved and held (a `Pending` line, the amount in
+   * `platform:authorized`), committed before the answer. Asked again by its provider transaction id: the first answer.
+   */
+  holdAuthorization(request: AuthorizationRequest): Promise<AuthorizationDecision>;
+  /** A held authorization cleared: what the merchant takes to the merchants, the rest back onto the card. Idempotent. */
+  clearAuthorization(request: ClearingRequest): Promise<ClearingResult>;
+  /** A held authorization voided or expired: the hold back onto the card, its line `Reversed`. Idempotent. */
+  releaseAuthorization(request: ReleaseRequest): Promise<ReleaseResult>;
 }
 
 /** What the provider and the settling need of the BIN a card is created on. */

@@ -1,4 +1,5 @@
 import type { MoneyStore, MoneyStoreDeps } from '../port.js';
+import { clearAuthorization, holdAuthorization, releaseAuthorization } from './authorization.js';
 import { holdClosure, settleClosure } from './closure.js';
 import { holdCreation, settleCreation } from './creation.js';
 import { holdWithdrawal, settleWithdrawal, topUp } from './movements.js';
@@ -16,5 +17,8 @@ export function createPortableMoneyStore(deps: MoneyStoreDeps): MoneyStore {
     settleClosure: (hold) => settleClosure(deps, hold),
     holdCreation: (request) => holdCreation(deps, request),
     settleCreation: (hold, issued, hooks) => settleCreation(deps, hold, issued, hooks),
+    holdAuthorization: (request) => holdAuthorization(deps, request),
+    clearAuthorization: (request) => clearAuthorization(deps, request),
+    releaseAuthorization: (request) => releaseAuthorization(deps, request),
   };
 }

@@ -1,0 +1,360 @@
+import { compiledOnce } from '../../../db/compiled-query.js';
+import type { CardAuthorizationsTable, Executor } from '../../../db/schema.js';
+import { isoTime } from '../../../infra/clock.js';
+import { autoTopupOf, controlsOf, spendingOf } from '../../authorization/controls.js';
+import { type Decline, declineBeforeFunds, fundsDecline, needsSpending } from '../../authorization/decision.js';
+import {
+  type AuthorizationDecision,
+  AuthorizationError,
+  type AuthorizationRequest,
+  type AutoTopupOutcome,
+  type ClearingRequest,
+  type ClearingResult,
+  type ReleaseRequest,
+  type ReleaseResult,
+} from '../../authorization/types.js';
+import { newRecordId } from '../../ids.js';
+import { postJournal, SYSTEM_ACCOUNTS } from '../../ledger/ledger.js';
+import type { Cents } from '../../ledger/money.js';
+import { accountBalance, lockedBalance } from '../../operations/card-queries.js';
+import { recordCardTransaction } from '../../operations/card-records.js';
+import { type CardTransactionEvent, recordEvent } from '../../operations/events.js';
+import type { MoneyStoreDeps } from '../port.js';
+import { autoTopUp } from './authorization-topup.js';
+
+// An authorization's hold, clearing and release (`authorization/engine.ts`), a statement per step. Each is
+// one transaction that locks the card's row first, so the decisions on one card queue on it (Postgres) or
+// on the one writer (SQLite), and an authorization asked twice at once is decided once.
+
+/**
+ * A clearing may take up to 20 % more than was held (a tip, fuel, a hotel's extras: what card networks
+ * allow for such merchants), the extra from the card's balance; more than that, or an extra the card (and
+ * auto top-up) cannot cover, is refused and the hold stays.
+ */
+export const CLEARING_TOLERANCE_PERCENT = 20;
+
+const CARD_COLUMNS = [
+  'id',
+  'user_id',
+  'account_id',
+  'status',
+  'type',
+  'locked_merchant',
+  'per_purchase_limit',
+  'daily_limit',
+  'monthly_limit',
+  'blocked_categories',
+  'auto_topup_enabled',
+  'auto_topup_min_balance',
+  'auto_topup_amount',
+  'auto_topup_last_triggered',
+  'category',
+  'deposit',
+  'limit_amount',
+  'currency',
+  'name',
+  'masked_pan',
+] as const;
+
+// Compiled once: every decision runs these (`bench/authorize.bench.ts`).
+const lockCard = compiledOnce(1, (ex, cardId: string) =>
+  ex
+    .updateTable('cards')
+    .set((eb) => ({ status: eb.ref('status') }))
+    .where('id', '=', cardId)
+    .returning(CARD_COLUMNS),
+);
+type LockedCard = Awaited<ReturnType<typeof lockCard.executeTakeOne>>;
+
+const byProviderId = compiledOnce(1, (ex, providerTransactionId: string) =>
+  ex.selectFrom('card_authorizations').selectAll().where('provider_transaction_id', '=', providerTransactionId),
+);
+
+const usedOnce = compiledOnce(1, (ex, cardId: string) =>
+  ex.selectFrom('card_authorizations').select('id').where('card_id', '=', cardId).where('status', 'in', ['pending', 'cleared']).limit(1),
+);
+
+/** Thrown inside the transaction when another decided the same provider transaction first: rolled back, then answered as that one. */
+class DecidedMeanwhile extends Error {}
+
+/** `MoneyStore.holdAuthorization`. */
+export async function holdAuthorization(deps: MoneyStoreDeps, request: AuthorizationRequest): Promise<AuthorizationDecision> {
+  try {
+    return await deps.db.transaction().execute((trx) => decide(deps, trx, request));
+  } catch (error) {
+    if (!(error instanceof DecidedMeanwhile)) throw error;
+    return deps.db.transaction().execute((trx) => decide(deps, trx, request));
+  }
+}
+
+async function decide(deps: MoneyStoreDeps, trx: Executor, request: AuthorizationRequest): Promise<AuthorizationDecision> {
+  const { cardId, amount, merchant, now } = request;
+  const [earlier] = (await byProviderId.execute(trx, request.providerTransactionId)).rows;
+  if (earlier) return replayed(trx, earlier);
+  const [card] = (await lockCard.execute(trx, cardId)).rows;
+  if (!card) throw new AuthorizationError('unknown_card', `No card ${cardId}`);
+  if (card.currency !== request.currency) {
+    throw new AuthorizationError('invalid_request', `The card's currency is ${card.currency}, not ${request.currency}`);
+  }
+  const controls = controlsOf(card);
+  const usage = {
+    alreadyUsed: card.type === 'single_use' && (await usedOnce.execute(trx, card.id)).rows.length > 0,
+    spending: needsSpending(controls) ? await spendingOf(trx, card.id, now) : null,
+  };
+  let decline: Decline | null = declineBeforeFunds(
+    { status: card.status, type: card.type, lockedMerchant: card.locked_merchant, controls },
+    { amount, merchant },
+    usage,
+  );
+  let available: Cents | null = null;
+  let autoTopup: AutoTopupOutcome | null = null;
+  if (!decline) {
+    available = await lockedBalance(trx, card.account_id);
+    const auto = autoTopupOf(card);
+    if (amount > available && auto.enabled) {
+      const topup = Math.max(auto.topupAmount, amount - available, deps.settings.topupMin);
+      autoTopup = await autoTopUp(trx, deps, card, topup, now, 'insufficient_funds');
+      if (autoTopup.outcome === 'done') available += topup;
+    }
+    decline = fundsDecline(amount, available, deps.settings.topupMin);
+  }
+  const id = newRecordId();
+  const at = isoTime(now);
+  let cardBalance: Cents;
+  let journalId: number | null = null;
+  if (decline) cardBalance = available ?? (await accountBalance(trx, card.account_id));
+  else {
+    const held = await postJournal(trx, {
+      reference: `authorize:${id}`,
+      kind: 'authorization_hold',
+      at,
+      postings: [
+        { accountId: card.account_id, amount: -amount },
+        { accountId: await deps.systemAccounts(trx, SYSTEM_ACCOUNTS.authorized), amount, system: true },
+      ],
+    });
+    if (!held) throw new Error('Card balance changed during authorization');
+    journalId = held.journalId;
+    cardBalance = held.balances.get(card.account_id) ?? 0;
+    if (card.type === 'merchant_locked' && card.locked_merchant === null) {
+      await trx.updateTable('cards').set({ locked_merchant: merchant.name, updated_at: at }).where('id', '=', card.id).execute();
+    }
+  }
+  const inserted = await trx
+    .insertInto('card_authorizations')
+    .values({
+      id,
+      provider_transaction_id: request.providerTransactionId,
+      card_id: card.id,
+      user_id: card.user_id,
+      status: decline ? 'declined' : 'pending',
+      amount,
+      cleared_amount: null,
+      currency: card.currency,
+      merchant_name: merchant.name,
+      merchant_mcc: merchant.mcc,
+      merchant_country: merchant.country,
+      decline_code: decline?.code ?? null,
+      expires_at: isoTime(now.getTime() + deps.settings.authorizationHoldDays * 86_400_000),
+      created_at: at,
+      updated_at: at,
+    })
+    .onConflict((oc) => oc.column('provider_transaction_id').doNothing())
+    .returning('id')
+    .executeTakeFirst();
+  if (!inserted) throw new DecidedMeanwhile();
+  const line = {
+    status: decline ? 'Declined' : 'Pending',
+    side: 'Debit',
+    type: request.kind,
+    amount,
+    currency: card.currency,
+    merchantName: merchant.name,
+    declineCode: decline?.code ?? null,
+  } as const;
+  await recordCardTransaction(trx, { id, cardId: card.id, userId: card.user_id, journalId, ...line, at });
+  if (decline || request.announcePending) {
+    await announce(trx, card, { transactionId: id, ...line, cardBalance, createdAt: at, ...(decline ? { fix: decline.fix } : {}) });
+  }
+  return {
+    authorizationId: id,
+    providerTransactionId: request.providerTransactionId,
+    cardId: card.id,
+    approved: !decline,
+    declineCode: decline?.code ?? null,
+    fix: decline?.fix ?? null,
+    amount,
+    cardBalance,
+    autoTopup,
+    replayed: false,
+  };
+}
+
+type AuthorizationRow = { [K in keyof CardAuthorizationsTable]: CardAuthorizationsTable[K] };
+
+async function replayed(ex: Executor, row: AuthorizationRow): Promise<AuthorizationDecision> {
+  const card = await ex.selectFrom('cards').select('account_id').where('id', '=', row.card_id).executeTakeFirstOrThrow();
+  return {
+    authorizationId: row.id,
+    providerTransactionId: row.provider_transaction_id,
+    cardId: row.card_id,
+    approved: row.status !== 'declined',
+    declineCode: (row.decline_code as AuthorizationDecision['declineCode']) ?? null,
+    fix: null,
+    amount: Number(row.amount),
+    cardBalance: await accountBalance(ex, card.account_id),
+    autoTopup: null,
+    replayed: true,
+  };
+}
+
+/** The authorization by its provider transaction id, read again once its card is locked (what a clearing or release beside this one did is then seen). */
+async function lockedAuthorization(trx: Executor, providerTransactionId: string): Promise<{ row: AuthorizationRow; card: LockedCard }> {
+  const [found] = (await byProviderId.execute(trx, providerTransactionId)).rows;
+  if (!found) throw new AuthorizationError('unknown_transaction', `No authorization ${providerTransactionId}`);
+  const card = await lockCard.executeTakeOne(trx, found.card_id);
+  const row = (await byProviderId.executeTakeOne(trx, providerTransactionId)) as AuthorizationRow;
+  return { row, card };
+}
+
+function notPending(row: AuthorizationRow): AuthorizationError {
+  return new AuthorizationError('not_pending', `Authorization ${row.provider_transaction_id} is ${row.status}, not pending`);
+}
+
+/** `MoneyStore.clearAuthorization`. */
+export async function clearAuthorization(deps: MoneyStoreDeps, request: ClearingRequest): Promise<ClearingResult> {
+  return deps.db.transaction().execute(async (trx) => {
+    const { row, card } = await lockedAuthorization(trx, request.providerTransactionId);
+    const held = Number(row.amount);
+    const result = { authorizationId: row.id, cardId: card.id, held, closesCard: card.type === 'single_use', autoTopup: null };
+    if (row.status === 'cleared') {
+      const cardBalance = await accountBalance(trx, card.account_id);
+      return { ...result, status: 'cleared', reason: null, clearedAmount: Number(row.cleared_amount), cardBalance, replayed: true };
+    }
+    if (row.status !== 'pending') throw notPending(row);
+    const cleared = request.amount ?? held;
+    const extra = cleared - held;
+    const refused = (reason: ClearingResult['reason'], cardBalance: Cents, autoTopup: AutoTopupOutcome | null = null): ClearingResult => ({
+      ...result,
+      status: 'refused',
+      reason,
+      clearedAmount: 0,
+      cardBalance,
+      closesCard: false,
+      autoTopup,
+      replayed: false,
+    });
+    let autoTopup: AutoTopupOutcome | null = null;
+    if (extra * 100 > held * CLEARING_TOLERANCE_PERCENT) return refused('over_tolerance', await accountBalance(trx, card.account_id));
+    if (extra > 0) {
+      let available = await lockedBalance(trx, card.account_id);
+      const auto = autoTopupOf(card);
+      if (extra > available && auto.enabled) {
+        const topup = Math.max(auto.topupAmount, extra - available, deps.settings.topupMin);
+        autoTopup = await autoTopUp(trx, deps, card, topup, request.now, 'insufficient_funds');
+        if (autoTopup.outcome === 'done') available += topup;
+      }
+      if (extra > available) return refused('insufficient_funds', available, autoTopup);
+    }
+    const at = isoTime(request.now);
+    const posted = await postJournal(trx, {
+      reference: `clear:${row.id}`,
+      kind: 'authorization_clearing',
+      at,
+      postings: [
+        { accountId: card.account_id, amount: -extra },
+        { accountId: await deps.systemAccounts(trx, SYSTEM_ACCOUNTS.authorized), amount: -held, system: true },
+        { accountId: await deps.systemAccounts(trx, SYSTEM_ACCOUNTS.merchants), amount: cleared, system: true },
+      ],
+    });
+    if (!posted) throw new Error('Card balance changed during clearing');
+    await trx
+      .updateTable('card_transactions')
+      .set({ status: 'Approved', journal_id: posted.journalId, amount: cleared, original_amount: cleared, updated_at: at })
+      .where('id', '=', row.id)
+      .execute();
+    await trx
+      .updateTable('card_authorizations')
+      .set({ status: 'cleared', cleared_amount: cleared, updated_at: at })
+      .where('id', '=', row.id)
+      .execute();
+    let cardBalance = posted.balances.get(card.account_id) ?? (await accountBalance(trx, card.account_id));
+    // Trigger (a): the clearing left the card below its minimum.
+    const auto = autoTopupOf(card);
+    if (auto.enabled && auto.topupAmount > 0 && cardBalance < auto.minBalance && card.type !== 'single_use') {
+      autoTopup = await autoTopUp(trx, deps, card, auto.topupAmount, request.now, null);
+      if (autoTopup.outcome === 'done') cardBalance += auto.topupAmount;
+    }
+    if (request.announce) {
+      await announce(trx, card, {
+        transactionId: row.id,
+        status: 'Approved',
+        side: 'Debit',
+        type: 'purchase',
+        amount: cleared,
+        currency: card.currency,
+        merchantName: row.merchant_name,
+        declineCode: null,
+        cardBalance,
+        createdAt: at,
+      });
+    }
+    return { ...result, status: 'cleared', reason: null, clearedAmount: cleared, cardBalance, autoTopup, replayed: false };
+  });
+}
+
+/** `MoneyStore.releaseAuthorization`: a void or an expiry. */
+export async function releaseAuthorization(deps: MoneyStoreDeps, request: ReleaseRequest): Promise<ReleaseResult> {
+  return deps.db.transaction().execute(async (trx) => {
+    const { row, card } = await lockedAuthorization(trx, request.providerTransactionId);
+    const amount = Number(row.amount);
+    const result = { authorizationId: row.id, cardId: card.id, status: request.why, amount };
+    if (row.status === request.why) return { ...result, cardBalance: await accountBalance(trx, card.account_id), replayed: true };
+    if (row.status !== 'pending') throw notPending(row);
+    const at = isoTime(request.now);
+    const posted = await postJournal(trx, {
+      reference: `release:${row.id}`,
+      kind: 'authorization_release',
+      at,
+      postings: [
+        { accountId: card.account_id, amount },
+        { accountId: await deps.systemAccounts(trx, SYSTEM_ACCOUNTS.authorized), amount: -amount, system: true },
+      ],
+    });
+    if (!posted) throw new Error('A release cannot be refused');
+    await trx
+      .updateTable('card_transactions')
+      .set({ status: 'Reversed', journal_id: posted.journalId, updated_at: at })
+      .where('id', '=', row.id)
+      .execute();
+    await trx.updateTable('card_authorizations').set({ status: request.why, updated_at: at }).where('id', '=', row.id).execute();
+    const cardBalance = posted.balances.get(card.account_id) ?? 0;
+    await announce(trx, card, {
+      transactionId: row.id,
+      status: 'Reversed',
+      side: 'Debit',
+      type: 'purchase',
+      amount,
+      currency: card.currency,
+      merchantName: row.merchant_name,
+      declineCode: null,
+      cardBalance,
+      createdAt: at,
+    });
+    return { ...result, cardBalance, replayed: false };
+  });
+}
+
+type Announced = Omit<CardTransactionEvent, 'kind' | 'cardId' | 'cardName' | 'maskedPan'>;
+
+/** The chat's push of a statement line, in the same transaction (the outbox). */
+async function announce(trx: Executor, card: LockedCard, line: Announced): Promise<void> {
+  const event: CardTransactionEvent = {
+    kind: 'card_transaction',
+    cardId: card.id,
+    cardName: card.name,
+    maskedPan: card.masked_pan,
+    ...line,
+  };
+  await recordEvent(trx, card.user_id, event, line.createdAt);
+}
