@@ -191,6 +191,17 @@ otp-push = 🔑 OTP { $code } for “{ $name }” ({ $masked }){ $payment ->
 }. Deleted in { $ttl } s.
 tx-push-approved = 💸 { $side } { $amount } at { $merchant } on “{ $name }” ({ $masked }). Balance { $balance }.
 tx-push-declined = ⛔ Declined { $amount } at { $merchant } on “{ $name }” ({ $masked }): { $reason }.
+challenge-push = 🔐 Approve { $amount } at { $merchant }?
+    Card “{ $name }” ({ $masked }). Answer within { $minutes } min.
+challenge-outcome = { $status ->
+    [approved] ✅ Approved
+    [declined] ❌ Declined
+   *[expired] ⌛ Expired: not answered in time
+}
+btn-challenge-approve = ✅ Approve
+btn-challenge-decline = ❌ Decline
+challenge-answered-already = Already answered.
+challenge-too-late = Too late: this approval has expired.
 tx-none = No transactions.
 tx-title = Transactions, page { $page } of { $pages }:
 tx-line = { $at } · { $name } · { $side } { $amount } · { $status }{ $reason } · { $merchant }

@@ -197,6 +197,17 @@ otp-push = 🔑 OTP { $code } для «{ $name }» ({ $masked }){ $payment ->
 }. Удалится через { $ttl } с.
 tx-push-approved = 💸 { $side } { $amount }, { $merchant }, «{ $name }» ({ $masked }). Баланс { $balance }.
 tx-push-declined = ⛔ Отклонено { $amount }, { $merchant }, «{ $name }» ({ $masked }): { $reason }.
+challenge-push = 🔐 Подтвердить оплату { $amount } в { $merchant }?
+    Карта «{ $name }» ({ $masked }). Ответьте в течение { $minutes } мин.
+challenge-outcome = { $status ->
+    [approved] ✅ Подтверждено
+    [declined] ❌ Отклонено
+   *[expired] ⌛ Истекло: ответа не было вовремя
+}
+btn-challenge-approve = ✅ Подтвердить
+btn-challenge-decline = ❌ Отклонить
+challenge-answered-already = Ответ уже дан.
+challenge-too-late = Поздно: время на подтверждение истекло.
 tx-none = Операций нет.
 tx-title = Операции, страница { $page } из { $pages }:
 tx-line = { $at } · { $name } · { $side } { $amount } · { $status }{ $reason } · { $merchant }

@@ -10,6 +10,7 @@ import { adminChatFeature, remoteAdminChatFeature } from './features/admin-chat.
 import { cancelFeature } from './features/cancel.js';
 import { autoTopupFeature } from './features/auto-topup.js';
 import { cardsFeature } from './features/cards.js';
+import { challengesFeature } from './features/challenges.js';
 import { declineFixesFeature } from './features/decline-fixes.js';
 import { depositsFeature } from './features/deposits.js';
 import { groupFeature } from './features/group.js';
@@ -129,6 +130,7 @@ export function createBot(deps: BotDeps, options: CreateBotOptions = {}): CardsB
       limitsFeature(s),
       autoTopupFeature(s),
       declineFixesFeature(),
+      challengesFeature(),
       depositsFeature(s),
       unhandledFeature(s),
     ),

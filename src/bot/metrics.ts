@@ -4,7 +4,7 @@ import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { ALLOWED_UPDATES, updateTypeOf } from './runtime/update-types.js';
 
 /** What the outbox pushes, each counted apart: a declined transaction is a `decline`. */
-export const PUSH_KINDS = ['otp', 'transaction', 'decline', 'deposit_decision', 'unlink_notice', 'auto_topup'] as const;
+export const PUSH_KINDS = ['otp', 'transaction', 'decline', 'deposit_decision', 'unlink_notice', 'auto_topup', 'challenge'] as const;
 export type PushKind = (typeof PUSH_KINDS)[number];
 
 /** What the scrape-time gauges read from the database; each reading is one small, bounded query. */

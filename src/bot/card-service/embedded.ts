@@ -5,7 +5,7 @@ import type { CardService } from '../../core/service.js';
 import type { Caller } from '../../core/operations/views.js';
 import type { Db } from '../../db/schema.js';
 import type { AutoTopupInput, ControlsInput } from './from-core.js';
-import type { CardAccount, CardServicePort, Cents, CreateCardInput, LinkedToken, TransactionsQuery } from './port.js';
+import type { CardAccount, CardServicePort, Cents, ChallengeAnswer, CreateCardInput, LinkedToken, TransactionsQuery } from './port.js';
 
 /**
  * One user's calls into the core: what the core returns, as it is (no copies on the update path); that it
@@ -85,6 +85,9 @@ class EmbeddedAccount implements CardAccount {
   }
   requestOtp(cardId: string) {
     return this.core.requestOtp(this.caller, cardId);
+  }
+  answerChallenge(challengeId: string, answer: ChallengeAnswer) {
+    return this.core.answerChallenge(this.caller, challengeId, answer);
   }
 }
 

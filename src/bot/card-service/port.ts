@@ -16,6 +16,9 @@ import type {
   WithdrawResult,
 } from '../../interface/objects.js';
 import type { AutoTopup, AutoTopupInput, CardControlsView, ControlsInput, EventOutbox, Funding, ours, QuotedRefusal } from './from-core.js';
+import type { AnsweredChallenge, ChallengeAnswer } from '../../core/operations/challenges.js';
+
+export type { AnsweredChallenge, Challenge, ChallengeAnswer } from '../../core/operations/challenges.js';
 
 /**
  * The one way the bot reaches the card service: `CardServicePort`, with an account per linked chat.
@@ -148,6 +151,8 @@ export interface CardAccount {
    * service turns out not to (a remote service that lacks the route: the button goes from then on).
    */
   requestOtp?(cardId: string): Promise<RequestedOtp | undefined>;
+  /** Approves or declines a purchase asked in chat (3-D Secure out of band), once. Ours only: its outbox pushes them. */
+  answerChallenge?(challengeId: string, answer: ChallengeAnswer): Promise<AnsweredChallenge>;
 }
 
 /**

@@ -8,6 +8,7 @@ import { localMoney, merchantText, otpPushText } from '../ui/format.js';
 import { alertKeyboard } from '../ui/keyboards.js';
 import { autoTopupPushText } from '../ui/auto-topup-push.js';
 import { declineAlert } from '../ui/decline-fixes.js';
+import { challengeKeyboard, challengeQuestion } from '../ui/challenges.js';
 import { chatLocaleKey } from '../store/kv-keys.js';
 import { type ChatLink, chatsOfUser } from '../store/chat-links.js';
 import { claimNotices, forgetNotice } from '../store/notices.js';
@@ -275,7 +276,13 @@ async function push(s: Services, api: Api, chatId: number, event: CoreEvent): Pr
     await counted(s, 'deposit_decision', api.sendMessage(chatId, text));
     return;
   }
-  if (event.kind === 'challenge') return; // PUSH-CHALLENGE (being written this session)
+  if (event.kind === 'challenge') {
+    // Past its expiry (the bot was down) it can no longer be answered: not asked at all.
+    if (Date.parse(event.expiresAt) <= s.clock.now().getTime()) return;
+    const reply_markup = challengeKeyboard(t, event.challengeId);
+    await counted(s, 'challenge', api.sendMessage(chatId, challengeQuestion(t, event), { reply_markup }));
+    return;
+  }
   if (event.kind === 'auto_topup') {
     await counted(s, 'auto_topup', api.sendMessage(chatId, autoTopupPushText(t, event)));
     return;
