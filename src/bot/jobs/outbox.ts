@@ -300,10 +300,7 @@ async function push(s: Services, api: Api, chatId: number, event: CoreEvent): Pr
     name: event.cardName,
     masked: event.maskedPan,
     balance: localMoney(event.cardBalance),
-    reason: event.declineCode ? t('decline-reason', { code: event.declineCode }) : '',
   };
-  const declined = event.status === 'Declined';
-  const text = t(declined ? 'tx-push-declined' : 'tx-push-approved', params);
   const reply_markup = alertKeyboard(t, event.cardId, { declineCode: event.declineCode, type: event.type });
-  await counted(s, declined ? 'decline' : 'transaction', api.sendMessage(chatId, text, { reply_markup }));
+  await counted(s, 'transaction', api.sendMessage(chatId, t('tx-push-approved', params), { reply_markup }));
 }

@@ -1,0 +1,122 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { CoreRuntime } from '../../src/app/compose.js';
+import type { BotApiServer, StoredMessage } from '../helpers/bot-api-server.js';
+import { type E2eBot, startE2eBot } from '../helpers/e2e-bot.js';
+import { newCard, newCustomer } from '../helpers/core.js';
+
+const buttons = (m: StoredMessage) => m.replyMarkup?.inline_keyboard.flat().map((b) => b.text) ?? [];
+
+/**
+ * Declines that explain themselves, with a one-tap fix (issue 33, section 4): purchases made through the
+ * sandbox's authorization engine, their alerts pushed to the chat, each fix behind a quote and Confirm.
+ */
+describe('decline alerts and their fixes, over real Bot API traffic', () => {
+  let e2e: E2eBot | undefined;
+  let server: BotApiServer;
+  let runtime: CoreRuntime;
+
+  before(async () => {
+    ({ server, runtime } = e2e = await startE2eBot('bot-declines'));
+  });
+
+  after(() => e2e?.stop());
+
+  /** A linked chat with one card, "Ads", topped up with `balance` cents (none: an empty card). */
+  async function linked(chatId: number, { balance = 0, languageCode = 'en' } = {}) {
+    const customer = await newCustomer(runtime);
+    const card = await newCard(runtime, customer, 'Ads');
+    if (balance > 0) await runtime.core.topup(customer.caller, card.id, { amount: balance });
+    const user = server.user(chatId, { languageCode });
+    await server.nextMessage(chatId, user.send(customer.token).mark);
+    return { customer, card, user };
+  }
+
+  it('over the per-purchase limit: the reason, "Raise the limit to $N", Confirm raises it; the alert pressed again changes nothing', async () => {
+    const { customer, card, user } = await linked(5201, { balance: 10_000 });
+    await runtime.core.setControls(customer.caller, card.id, { perPurchaseLimit: 2_000 });
+    const mark = server.mark();
+    const declined = await runtime.admin.simulatePurchase(card.id, 3_500, 'STEAM');
+    assert.equal(declined.declineCode, 'per_purchase_limit');
+    const alert = await server.nextMessage(5201, mark, 'Declined');
+    assert.match(alert.text, /Declined \$35\.00 at STEAM on “Ads” .*: over the card's per-purchase limit\./);
+    assert.match(alert.text, /raise it to \$35\.00/);
+    assert.deepEqual(buttons(alert), ['⬆️ Raise the limit to $35.00', '🧊 Freeze']);
+
+    const question = await server.nextMessage(5201, user.press(alert, 'Raise the limit').mark, 'Raise the Per purchase limit');
+    assert.match(question.text, /from \$20\.00 to \$35\.00\?/);
+    await server.nextEdit(5201, user.press(question, 'Confirm').mark, 'Per purchase limit of “Ads”: $35.00');
+    assert.equal((await runtime.core.getControls(customer.caller, card.id)).perPurchaseLimit, 3_500);
+    assert.equal((await runtime.admin.simulatePurchase(card.id, 3_500, 'STEAM')).status, 'Approved');
+
+    // Stale: already as high; nothing asked, nothing changed.
+    await server.nextMessage(5201, user.press(alert, 'Raise the limit').mark, 'is already $35.00: nothing was changed');
+    assert.equal((await runtime.core.getControls(customer.caller, card.id)).perPurchaseLimit, 3_500);
+  });
+
+  it('not enough money: "Top up $N" opens the top-up with the shortfall preset, at its quote and Confirm', async () => {
+    // An empty card: its first top-up (a top-up before it would start the cooldown the fix then meets).
+    const { customer, card, user } = await linked(5202);
+    const mark = server.mark();
+    const declined = await runtime.admin.simulatePurchase(card.id, 2_500, 'Bakery');
+    assert.equal(declined.declineCode, 'insufficient_funds');
+    const fix = declined.fix;
+    assert.ok(fix?.kind === 'topup');
+    const dollars = `$${(fix.amount / 100).toFixed(2)}`;
+    const alert = await server.nextMessage(5202, mark, 'Declined');
+    assert.match(alert.text, /not enough money on the card/);
+    assert.ok(buttons(alert).includes(`➕ Top up ${dollars}`), buttons(alert).join(', '));
+    const quote = await server.nextMessage(5202, user.press(alert, 'Top up').mark, 'Platform fee');
+    assert.ok(quote.text.includes(dollars), quote.text);
+    await server.nextEdit(5202, user.press(quote, 'Confirm').mark, `Topped up ${dollars}`);
+    assert.equal(fix.amount, 2_500, 'the shortfall');
+    assert.equal((await runtime.core.getCard(customer.caller, card.id)).balance, fix.amount);
+  });
+
+  it('a blocked category: "Allow Gambling" after Confirm allows it', async () => {
+    const { customer, card, user } = await linked(5203, { balance: 5_000 });
+    await runtime.core.setControls(customer.caller, card.id, { blockedCategories: ['gambling', 'crypto'] });
+    const mark = server.mark();
+    await runtime.admin.simulatePurchase(card.id, 1_000, 'Lucky Casino', { mcc: '7995' });
+    const alert = await server.nextMessage(5203, mark, 'Declined');
+    assert.match(alert.text, /this kind of merchant is blocked on the card/);
+    const question = await server.nextMessage(5203, user.press(alert, '✅ Allow Gambling').mark, 'Allow Gambling on “Ads”?');
+    await server.nextEdit(5203, user.press(question, 'Confirm').mark, 'Gambling allowed on “Ads”');
+    assert.deepEqual((await runtime.core.getControls(customer.caller, card.id)).blockedCategories, ['crypto']);
+  });
+
+  it('a frozen card: "Unfreeze" after Confirm; pressed on a card closed since, it says so and changes nothing', async () => {
+    const { customer, card, user } = await linked(5204, { balance: 5_000 });
+    await runtime.core.freeze(customer.caller, card.id);
+    let mark = server.mark();
+    await runtime.admin.simulatePurchase(card.id, 1_000, 'Coffee');
+    const alert = await server.nextMessage(5204, mark, 'Declined');
+    assert.match(alert.text, /the card is frozen/);
+    assert.deepEqual(buttons(alert), ['🔥 Unfreeze', '💳 Open the card']);
+    const question = await server.nextMessage(5204, user.press(alert, 'Unfreeze').mark, 'Unfreeze “Ads”');
+    await server.nextEdit(5204, user.press(question, 'Confirm').mark, '“Ads” unfrozen');
+    assert.equal((await runtime.core.getCard(customer.caller, card.id)).status, 'active');
+
+    await runtime.core.freeze(customer.caller, card.id);
+    mark = server.mark();
+    await runtime.admin.simulatePurchase(card.id, 1_000, 'Coffee');
+    const second = await server.nextMessage(5204, mark, 'Declined');
+    await runtime.core.close(customer.caller, card.id);
+    await server.nextMessage(5204, user.press(second, 'Unfreeze').mark, '“Ads” is closed now: nothing was changed');
+    assert.equal((await runtime.core.getCard(customer.caller, card.id)).status, 'closed');
+  });
+
+  it('in Russian: the reason and the fix button', async () => {
+    const { customer, card } = await linked(5205, { balance: 10_000, languageCode: 'ru' });
+    await runtime.core.setControls(customer.caller, card.id, { dailyLimit: 2_000 });
+    const mark = server.mark();
+    await runtime.admin.simulatePurchase(card.id, 3_000, 'STEAM');
+    const alert = await server.nextMessage(5205, mark, 'Отклонено');
+    assert.match(alert.text, /превышен дневной лимит карты/);
+    assert.match(alert.text, /поднимите его до 30,00/);
+    assert.ok(
+      buttons(alert).some((b) => b.startsWith('⬆️ Поднять лимит до 30,00')),
+      buttons(alert).join(', '),
+    );
+  });
+});
