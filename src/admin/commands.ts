@@ -637,11 +637,44 @@ export const COMMANDS: Record<string, Command> = {
     },
   },
   'simulate purchase': {
-    description: 'Sandbox: a card purchase, approved or declined with a code',
-    usage: 'simulate purchase --card CARD_ID --amount AMOUNT [--merchant NAME]',
-    options: simulationOptions('the amount of the purchase'),
+    description: "Sandbox: a card purchase decided by the core's authorization engine, cleared at once unless --hold",
+    usage: 'simulate purchase --card CARD_ID --amount AMOUNT [--merchant NAME] [--mcc 5411] [--country US] [--hold]',
+    options: {
+      ...simulationOptions('the amount of the purchase'),
+      mcc: { type: 'string', description: "the merchant's category code, four digits (default 5999)" },
+      country: { type: 'string', description: "the merchant's country, ISO 3166 alpha-2 (default US)" },
+      hold: { type: 'boolean', description: 'leave it held (Pending) for simulate clear or simulate void' },
+    },
     async run({ admin }, v) {
-      return simulated(await admin.simulatePurchase(...simulationValues(v)));
+      const [cardId, cents, merchant] = simulationValues(v);
+      const mcc = optionalText(v, 'mcc');
+      const country = optionalText(v, 'country');
+      return simulated(
+        await admin.simulatePurchase(cardId, cents, merchant, {
+          ...(mcc === undefined ? {} : { mcc }),
+          ...(country === undefined ? {} : { country }),
+          hold: v.hold === true,
+        }),
+      );
+    },
+  },
+  'simulate clear': {
+    description: 'Sandbox: the merchant clears a held purchase (its amount, less, or at most 20 % more)',
+    usage: 'simulate clear --transaction TRANSACTION_ID [--amount AMOUNT]',
+    options: {
+      transaction: { type: 'string', description: 'the held purchase (its transaction id, as simulate purchase --hold printed it)' },
+      amount: { type: 'string', description: 'what the merchant takes (default: the amount held)' },
+    },
+    async run({ admin }, v) {
+      return simulated(await admin.simulateClear(text(v, 'transaction'), optionalAmount(v, 'amount')));
+    },
+  },
+  'simulate void': {
+    description: 'Sandbox: the merchant voids a held purchase (the hold back onto the card, the line Reversed)',
+    usage: 'simulate void --transaction TRANSACTION_ID',
+    options: { transaction: { type: 'string', description: 'the held purchase (its transaction id)' } },
+    async run({ admin }, v) {
+      return simulated(await admin.simulateVoid(text(v, 'transaction')));
     },
   },
   'simulate refund': {
@@ -842,8 +875,24 @@ export class LedgerMismatch extends Error {
 }
 
 function simulated(tx: SimulatedTransaction): CommandOutput {
+  const reason = tx.declineCode ?? tx.reason ?? null;
+  const auto = tx.autoTopup
+    ? ` Auto top-up ${usd(tx.autoTopup.amount)}: ${tx.autoTopup.outcome}${tx.autoTopup.reason ? ` (${tx.autoTopup.reason})` : ''}.`
+    : '';
   return {
-    human: `${tx.status}${tx.declineCode ? ` (${tx.declineCode})` : ''}: transaction ${tx.transactionId}; card balance ${usd(tx.cardBalance)}.`,
-    json: { ...tx, cardBalance: formatAmount(tx.cardBalance) },
+    human: `${tx.status}${reason ? ` (${reason})` : ''}: transaction ${tx.transactionId}; card balance ${usd(tx.cardBalance)}.${auto}`,
+    json: {
+      ...tx,
+      cardBalance: formatAmount(tx.cardBalance),
+      ...(tx.fix ? { fix: simulatedFix(tx.fix) } : {}),
+      ...(tx.autoTopup ? { autoTopup: { ...tx.autoTopup, amount: formatAmount(tx.autoTopup.amount) } } : {}),
+    },
   };
+}
+
+/** A decline's fix with its amounts as the command line prints money. */
+function simulatedFix(fix: NonNullable<SimulatedTransaction['fix']>): Record<string, unknown> {
+  if (fix.kind === 'topup') return { ...fix, amount: formatAmount(fix.amount) };
+  if (fix.kind === 'raise_limit') return { ...fix, to: formatAmount(fix.to) };
+  return fix;
 }

@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { paginationSchema } from '../interface/pagination.js';
 import { AT_MOST_TWO_DECIMALS } from '../core/ledger/money.js';
+import { CATEGORY_GROUP_NAMES } from '../core/authorization/categories.js';
+import { CARD_TYPES } from '../core/rules/control-schemas.js';
 
 /**
  * Path parameters, header and response shapes of the HTTP interface. Request bodies and the
@@ -64,6 +66,25 @@ export const plan = z.object({
   created_at: isoTime,
 });
 
+/** Extension: a card's spending controls; null is none. */
+export const controls = z.object({
+  per_purchase_limit: money.nullable(),
+  daily_limit: money.nullable(),
+  monthly_limit: money.nullable(),
+  blocked_categories: z.array(z.enum(CATEGORY_GROUP_NAMES)).describe('merchant-category groups refused (docs/authorization.md)'),
+});
+
+/** Extension: `GET`/`PUT /cards/{id}/controls`: the controls and what they bound (UTC day and month). */
+export const controlsView = controls.extend({ spent_today: money, spent_this_month: money });
+
+/** The interface's earlier `auto_topup`. */
+export const autoTopup = z.object({
+  enabled: z.boolean(),
+  min_balance: money,
+  topup_amount: money,
+  last_triggered: isoTime.nullable(),
+});
+
 export const card = z.object({
   id: z.string(),
   created_at: isoTime,
@@ -78,6 +99,12 @@ export const card = z.object({
   currency_short_name: z.string(),
   bin_id: z.string(),
   '3ds': z.boolean(),
+  // Ours (issue 33): the card's type, controls, spending and auto top-up.
+  type: z.enum(CARD_TYPES),
+  controls,
+  spent_today: money.describe('held and cleared purchases of this UTC day'),
+  spent_this_month: money.describe('held and cleared purchases of this UTC month'),
+  auto_topup: autoTopup,
 });
 
 export const createdCard = z.object({

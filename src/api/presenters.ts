@@ -1,4 +1,6 @@
-import { toAmount } from '../core/ledger/money.js';
+import { toAmount, type Cents } from '../core/ledger/money.js';
+import type { AutoTopup, CardControls } from '../core/authorization/controls.js';
+import type { CardControlsView } from '../core/operations/card-controls.js';
 import type {
   Bin,
   Card,
@@ -61,6 +63,36 @@ export const presentCard = (c: Card) => ({
   currency_short_name: c.currencyShortName,
   bin_id: c.binId,
   '3ds': c.threeDS,
+  type: c.type,
+  controls: presentControls(c.controls),
+  spent_today: toAmount(c.spentToday),
+  spent_this_month: toAmount(c.spentThisMonth),
+  auto_topup: presentAutoTopup(c.autoTopup),
+});
+
+const limitAmount = (cents: Cents | null) => (cents === null ? null : toAmount(cents));
+
+/** Extension: a card's spending controls; null is none. */
+export const presentControls = (c: CardControls) => ({
+  per_purchase_limit: limitAmount(c.perPurchaseLimit),
+  daily_limit: limitAmount(c.dailyLimit),
+  monthly_limit: limitAmount(c.monthlyLimit),
+  blocked_categories: c.blockedCategories,
+});
+
+/** Extension: `GET`/`PUT /cards/{id}/controls`: the controls and what they bound. */
+export const presentControlsView = (v: CardControlsView) => ({
+  ...presentControls(v),
+  spent_today: toAmount(v.spentToday),
+  spent_this_month: toAmount(v.spentThisMonth),
+});
+
+/** The interface's earlier `auto_topup`. */
+export const presentAutoTopup = (a: AutoTopup) => ({
+  enabled: a.enabled,
+  min_balance: toAmount(a.minBalance),
+  topup_amount: toAmount(a.topupAmount),
+  last_triggered: a.lastTriggered,
 });
 
 /** Spec 4.10: full card data; never logged. */

@@ -10,7 +10,8 @@ const EVERY_MS = 10 * 60_000;
 /**
  * What every service process does now and then, whether or not it runs the bot: OTP codes past their
  * retention and the outbox's delivered or stale rows are deleted (so the outbox stays bounded when no
- * bot consumes it); operations a crash left waiting on the card provider are settled as failed. Runs at
+ * bot consumes it); operations a crash left waiting on the card provider are settled as failed; card
+ * authorizations held past `AUTHORIZATION_HOLD_DAYS` are released. Runs at
  * once, then every ten minutes, on the loop the bot's jobs run on; `stop` waits for a run in progress.
  */
 export function startHousekeeping(
@@ -28,6 +29,11 @@ export function startHousekeeping(
     const recovered = await pending.recover();
     if (recovered.length > 0) logger.warn({ operations: recovered }, 'settled interrupted provider operations as failed');
   };
+  const expire = async () => {
+    // Holds of card authorizations past AUTHORIZATION_HOLD_DAYS released (their lines Reversed).
+    const expired = await runtime.admin.expireAuthorizations();
+    if (expired > 0) logger.info({ expired }, 'released expired authorization holds');
+  };
   const loop = startLoop(
     everyMs,
     logger,
@@ -36,7 +42,7 @@ export function startHousekeeping(
     async () => {
       // Each task on its own: one failing does not hold the other back.
       await Promise.all(
-        [purge, recover].map((task) =>
+        [purge, recover, expire].map((task) =>
           task().catch((error: unknown) => logger.warn({ err: loggableError(error) }, 'housekeeping failed; retrying later')),
         ),
       );
