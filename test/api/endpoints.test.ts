@@ -19,6 +19,12 @@ const CARD_FIELDS = {
   currency_short_name: 'string',
   bin_id: 'string',
   '3ds': 'boolean',
+  // Ours (issue 33; test/api/controls.test.ts): the card's type, controls, spending and auto top-up.
+  type: 'string',
+  controls: 'object',
+  spent_today: 'number',
+  spent_this_month: 'number',
+  auto_topup: 'object',
 } as const;
 
 describe('the spec endpoints answer in their current shapes', () => {

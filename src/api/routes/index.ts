@@ -7,6 +7,7 @@ import type { ApiMetrics } from '../metrics.js';
 import { webAppRoutes, type WebAppFromBot, type WebAppOptions } from '../webapp.js';
 import { cardRoutes } from './cards.js';
 import { catalogueRoutes } from './catalogue.js';
+import { controlRoutes } from './controls.js';
 import { challengeRoutes } from './challenges.js';
 import { type HealthDeps, healthRoutes } from './health.js';
 import { historyRoutes } from './history.js';
@@ -47,6 +48,7 @@ export const apiRoutes: FastifyPluginAsync<ApiRoutesOptions> = async (api, optio
     catalogueRoutes(routes, routeDeps);
     cardRoutes(routes, routeDeps);
     movementRoutes(routes, routeDeps);
+    controlRoutes(routes, routeDeps);
     historyRoutes(routes, routeDeps);
     challengeRoutes(routes, routeDeps);
   }
