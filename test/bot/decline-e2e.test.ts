@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import type { CoreRuntime } from '../../src/app/compose.js';
 import type { BotApiServer, StoredMessage } from '../helpers/bot-api-server.js';
 import { type E2eBot, startE2eBot } from '../helpers/e2e-bot.js';
-import { newCard, newCustomer } from '../helpers/core.js';
+import { catalogue, newCard, newCustomer } from '../helpers/core.js';
 
 const buttons = (m: StoredMessage) => m.replyMarkup?.inline_keyboard.flat().map((b) => b.text) ?? [];
 
@@ -104,6 +104,46 @@ describe('decline alerts and their fixes, over real Bot API traffic', () => {
     await runtime.core.close(customer.caller, card.id);
     await server.nextMessage(5204, user.press(second, 'Unfreeze').mark, '“Ads” is closed now: nothing was changed');
     assert.equal((await runtime.core.getCard(customer.caller, card.id)).status, 'closed');
+  });
+
+  it('a single-use card already used: "New card like this" creates one of the same BIN and plan, single-use, after Confirm', async () => {
+    const { customer, card, user } = await linked(5206);
+    const { bin, plan } = await catalogue(runtime);
+    const once = await runtime.core.createCard(customer.caller, { bin_id: bin.id, planId: plan.id, name: 'Once', type: 'single_use' });
+    await runtime.core.topup(customer.caller, once.id, { amount: 5_000 });
+    await runtime.admin.simulatePurchase(once.id, 1_000, 'Shop', { hold: true });
+    const mark = server.mark();
+    assert.equal((await runtime.admin.simulatePurchase(once.id, 1_000, 'Shop')).declineCode, 'single_use_used');
+    const alert = await server.nextMessage(5206, mark, 'Declined');
+    assert.match(alert.text, /this single-use card was already used\.\nA single-use card pays once/);
+    let step = user.press(alert, 'New card like this');
+    await server.nextMessage(5206, step.mark, `A new card like “Once”: BIN ${bin.bin}, plan ${plan.name}, single-use.`);
+    await server.nextMessage(5206, step.mark, 'Name the card');
+    step = user.send('Twice');
+    const coupon = await server.nextMessage(5206, step.mark, 'coupon code');
+    const summary = await server.nextMessage(5206, user.press(coupon, 'Skip').mark, 'Twice');
+    await server.nextEdit(5206, user.press(summary, 'Confirm').mark, 'Card “Twice” created');
+    const made = (await runtime.core.listCards(customer.caller)).find((c) => c.name === 'Twice')!;
+    assert.deepEqual([made.binId, made.planId, made.type], [bin.id, plan.id, 'single_use']);
+    assert.notEqual(made.id, card.id);
+  });
+
+  it('a merchant-locked card at another merchant: the merchant it is locked to named, no fix button', async () => {
+    const { customer } = await linked(5207);
+    const { bin, plan } = await catalogue(runtime);
+    const locked = await runtime.core.createCard(customer.caller, {
+      bin_id: bin.id,
+      planId: plan.id,
+      name: 'Ads',
+      type: 'merchant_locked',
+    });
+    await runtime.core.topup(customer.caller, locked.id, { amount: 5_000 });
+    await runtime.admin.simulatePurchase(locked.id, 1_000, 'Google Ads');
+    const mark = server.mark();
+    await runtime.admin.simulatePurchase(locked.id, 1_000, 'Other Shop');
+    const alert = await server.nextMessage(5207, mark, 'Declined');
+    assert.match(alert.text, /This card is locked to Google Ads and pays nowhere else\./);
+    assert.deepEqual(buttons(alert), ['🧊 Freeze']);
   });
 
   it('in Russian: the reason and the fix button', async () => {
