@@ -9,6 +9,10 @@ import { isDepositError } from '../core/rules/deposit-errors.js';
 import type { DepositRequest } from '../core/funding/deposits.js';
 import type { DepositStatus } from '../core/funding/funding-tables.js';
 import type { InvoiceRecord, InvoiceStatus } from '../core/funding/payments.js';
+import { CATEGORY_GROUP_NAMES, isCategoryGroup, type CategoryGroup } from '../core/authorization/categories.js';
+import type { Card } from '../core/operations/views.js';
+import type { ControlsInput } from '../core/operations/card-controls.js';
+import { isCardServiceError } from '../core/rules/errors.js';
 
 // Every command of the admin command line in one table, each entry small (usage, options, one run): the help
 // lists them from here in this order and tests walk it (test/admin/*), so the file is long (over 300 lines) by
@@ -134,6 +138,80 @@ const cardJson = (c: CardRecord) => ({
   holds: c.holds.map((h) => ({ ...h, amount: formatAmount(h.amount) })),
   heldFee: c.heldFee === null ? null : formatAmount(c.heldFee),
 });
+
+const limitText = (cents: Cents | null) => (cents === null ? 'off' : usd(cents));
+const limitJson = (cents: Cents | null) => (cents === null ? null : formatAmount(cents));
+
+/** A card as `cards show` prints it: what it is, its controls, its spending and its auto top-up. */
+function cardControlsText(c: Card): string {
+  const auto = c.autoTopup;
+  return [
+    `Card ${c.id} #${c.number} ${c.name} ${c.maskedPan} (${c.category}, ${c.status})`,
+    `Type: ${c.type}`,
+    `Balance: ${usd(c.balance)}`,
+    `Limits: per purchase ${limitText(c.controls.perPurchaseLimit)}, daily ${limitText(c.controls.dailyLimit)}, ` +
+      `monthly ${limitText(c.controls.monthlyLimit)}`,
+    `Blocked categories: ${c.controls.blockedCategories.join(', ') || 'none'}`,
+    `Spent: today ${usd(c.spentToday)}, this month ${usd(c.spentThisMonth)} (UTC)`,
+    `Auto top-up: ${auto.enabled ? 'on' : 'off'}, ${usd(auto.topupAmount)} when below ${usd(auto.minBalance)}` +
+      ` (last triggered ${auto.lastTriggered ?? 'never'})`,
+  ].join('\n');
+}
+
+function cardControlsJson(c: Card) {
+  return {
+    id: c.id,
+    number: c.number,
+    name: c.name,
+    maskedPan: c.maskedPan,
+    status: c.status,
+    type: c.type,
+    balance: formatAmount(c.balance),
+    controls: {
+      perPurchaseLimit: limitJson(c.controls.perPurchaseLimit),
+      dailyLimit: limitJson(c.controls.dailyLimit),
+      monthlyLimit: limitJson(c.controls.monthlyLimit),
+      blockedCategories: c.controls.blockedCategories,
+    },
+    spentToday: formatAmount(c.spentToday),
+    spentThisMonth: formatAmount(c.spentThisMonth),
+    autoTopup: { ...c.autoTopup, minBalance: formatAmount(c.autoTopup.minBalance), topupAmount: formatAmount(c.autoTopup.topupAmount) },
+  };
+}
+
+/** A limit option: absent, `off` (none) or an amount. */
+function limitOption(values: Values, name: string, field: 'perPurchaseLimit' | 'dailyLimit' | 'monthlyLimit'): ControlsInput {
+  const raw = optionalText(values, name);
+  if (raw === undefined) return {};
+  return { [field]: raw === 'off' ? null : amount(values, name) };
+}
+
+/** A comma-separated list of category groups, each one of the list's. */
+function categoriesOption(values: Values, name: string): CategoryGroup[] | undefined {
+  const raw = optionalText(values, name);
+  if (raw === undefined) return undefined;
+  const names = raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+  const unknown = names.filter((n) => !isCategoryGroup(n));
+  if (unknown.length > 0 || names.length === 0) {
+    throw new AdminError(
+      `--${name}: unknown category ${unknown.join(', ') || '(none given)'}. Allowed: ${CATEGORY_GROUP_NAMES.join(', ')}`,
+    );
+  }
+  return names as CategoryGroup[];
+}
+
+/** A validation refusal in its items' words (the core's own message is only "Invalid input data"). */
+async function withRefusalItems<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    if (isCardServiceError(error) && error.issues) throw new AdminError(error.issues.map((i) => i.message).join('; '));
+    throw error;
+  }
+}
 
 /** Who decided, as recorded on a deposit request decided from the command line. */
 const DECIDED_BY_CLI = 'admin-cli';
@@ -350,6 +428,48 @@ export const COMMANDS: Record<string, Command> = {
     async run({ admin }, v) {
       const cards = await admin.listCards({ userId: optionalText(v, 'user') });
       return { human: cardTable(cards), json: { cards: cards.map(cardJson) } };
+    },
+  },
+  'cards show': {
+    description: 'Show a card: its type, balance, spending controls, what it spent today and this month, its auto top-up',
+    usage: 'cards show --card CARD_ID',
+    options: { card: { type: 'string', description: "the card's id (cards list)" } },
+    async run({ core, admin }, v) {
+      const cardId = text(v, 'card');
+      const card = await core.getCard(await admin.cardOwner(cardId), cardId);
+      return { human: cardControlsText(card), json: { card: cardControlsJson(card) } };
+    },
+  },
+  'cards controls': {
+    description: "Set a card's spending controls for its holder: limits (off for none) and blocked categories",
+    usage: 'cards controls --card CARD_ID [--per-purchase N|off] [--daily N|off] [--monthly N|off] [--block LIST] [--allow LIST]',
+    options: {
+      card: { type: 'string', description: "the card's id (cards list)" },
+      'per-purchase': { type: 'string', description: 'the most one purchase may be, e.g. 25 or 25.50; off for none' },
+      daily: { type: 'string', description: 'the most spent in a UTC day; off for none' },
+      monthly: { type: 'string', description: 'the most spent in a UTC month; off for none' },
+      block: { type: 'string', description: `categories to refuse, comma-separated, of: ${CATEGORY_GROUP_NAMES.join(', ')}` },
+      allow: { type: 'string', description: 'blocked categories to allow again, comma-separated' },
+    },
+    async run({ core, admin }, v) {
+      const cardId = text(v, 'card');
+      const owner = await admin.cardOwner(cardId);
+      const input: ControlsInput = {
+        ...limitOption(v, 'per-purchase', 'perPurchaseLimit'),
+        ...limitOption(v, 'daily', 'dailyLimit'),
+        ...limitOption(v, 'monthly', 'monthlyLimit'),
+      };
+      const block = categoriesOption(v, 'block');
+      const allow = categoriesOption(v, 'allow');
+      if (block || allow) {
+        const { blockedCategories } = await core.getControls(owner, cardId);
+        input.blockedCategories = [...new Set([...blockedCategories, ...(block ?? [])])].filter((c) => !allow?.includes(c));
+      }
+      if (Object.keys(input).length === 0)
+        throw new AdminError('Give at least one of --per-purchase, --daily, --monthly, --block, --allow');
+      await withRefusalItems(() => core.setControls(owner, cardId, input));
+      const card = await core.getCard(owner, cardId);
+      return { human: `Controls set.\n${cardControlsText(card)}`, json: { card: cardControlsJson(card) } };
     },
   },
   'wallet deposit': {

@@ -9,16 +9,21 @@ import { assertFailure, assertFields, assertSuccess, startTestApi, type TestApi 
 // chosen at creation, and the card record carrying them. Every exchange is also checked against the OpenAPI
 // document by `startTestApi`'s close.
 
-const CONTROLS_VIEW = {
+const CONTROLS_VIEW: Parameters<typeof assertFields>[1] = {
   per_purchase_limit: ['number', 'null'],
   daily_limit: ['number', 'null'],
   monthly_limit: ['number', 'null'],
   blocked_categories: 'array',
   spent_today: 'number',
   spent_this_month: 'number',
-} as const;
+};
 
-const AUTO_TOPUP = { enabled: 'boolean', min_balance: 'number', topup_amount: 'number', last_triggered: ['string', 'null'] } as const;
+const AUTO_TOPUP: Parameters<typeof assertFields>[1] = {
+  enabled: 'boolean',
+  min_balance: 'number',
+  topup_amount: 'number',
+  last_triggered: ['string', 'null'],
+};
 
 /** The first validation item's message of a 400. */
 function refusedItem(r: { status: number; body: any }): string {

@@ -1,6 +1,7 @@
 import type { CoreDeps } from '../deps.js';
 import { checkLedger } from '../ledger/ledger.js';
 import { createRetention } from '../retention.js';
+import { createCardOwners } from './card-owner.js';
 import { createCatalogue } from './catalogue.js';
 import { createPeople } from './people.js';
 import { createSandbox } from './sandbox.js';
@@ -21,6 +22,7 @@ export function createAdminService(deps: CoreDeps) {
     ...createCatalogue(deps),
     ...createPeople(deps),
     ...createSandbox(deps),
+    ...createCardOwners(deps),
     ...createSandboxChallenges(deps),
 
     checkLedger: () => checkLedger(deps.db),
