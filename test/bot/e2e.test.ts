@@ -138,14 +138,14 @@ describe('the bot over real Bot API traffic', () => {
     assert.ok(buttons(frozen).includes('🔥 Unfreeze'));
     assert.ok(!buttons(frozen).includes('🧊 Freeze'));
 
-    // A purchase on the frozen card is declined and pushed with a button that opens the card (nothing to freeze).
+    // A purchase on the frozen card is declined and pushed with its fix (Unfreeze) and a button that opens the card (nothing to freeze).
     const cards = await runtime.core.listCards(await runtime.core.authenticate(token));
     const card = cards[0]!;
     let mark = server.mark();
     await runtime.admin.simulatePurchase(card.id, 1_000, 'Coffee');
     const declined = await server.nextMessage(alice.chatId, mark, 'Declined');
     assert.match(declined.text, /Declined \$10\.00 at Coffee .*: the card is frozen\./);
-    assert.deepEqual(buttons(declined), ['💳 Open the card']);
+    assert.deepEqual(buttons(declined), ['🔥 Unfreeze', '💳 Open the card']);
     press = alice.press(declined, 'Open the card');
     const opened = await server.nextMessage(alice.chatId, press.mark, 'Status: frozen');
     assert.ok(buttons(opened).includes('🔥 Unfreeze'));

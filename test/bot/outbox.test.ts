@@ -45,8 +45,8 @@ describe('pushing the core events to chats', () => {
     await jobs.stop();
 
     assert.match(String(alert.payload.text), /Declined \$7\.00 at Bakery/);
-    // Declined as frozen: its button opens the card (there is nothing to freeze).
-    const open = alert.payload.reply_markup.inline_keyboard.flat()[0];
+    // Declined as frozen: after its Unfreeze fix, its button opens the card (there is nothing to freeze).
+    const open = alert.payload.reply_markup.inline_keyboard.flat().at(-1);
     assert.equal(open.callback_data, `c:alertview:${card.id}`);
     const sends = h.since(mark, 'sendMessage').map((c) => String(c.payload.text));
     assert.equal(sends.filter((s) => s.includes(first.code)).length, 1);
