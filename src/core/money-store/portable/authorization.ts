@@ -8,10 +8,6 @@ import {
   AuthorizationError,
   type AuthorizationRequest,
   type AutoTopupOutcome,
-  type ClearingRequest,
-  type ClearingResult,
-  type ReleaseRequest,
-  type ReleaseResult,
 } from '../../authorization/types.js';
 import { newRecordId } from '../../ids.js';
 import { postJournal, SYSTEM_ACCOUNTS } from '../../ledger/ledger.js';
@@ -22,16 +18,9 @@ import { type CardTransactionEvent, recordEvent } from '../../operations/events.
 import type { MoneyStoreDeps } from '../port.js';
 import { autoTopUp } from './authorization-topup.js';
 
-// An authorization's hold, clearing and release (`authorization/engine.ts`), a statement per step. Each is
-// one transaction that locks the card's row first, so the decisions on one card queue on it (Postgres) or
-// on the one writer (SQLite), and an authorization asked twice at once is decided once.
-
-/**
- * A clearing may take up to 20 % more than was held (a tip, fuel, a hotel's extras: what card networks
- * allow for such merchants), the extra from the card's balance; more than that, or an extra the card (and
- * auto top-up) cannot cover, is refused and the hold stays.
- */
-export const CLEARING_TOLERANCE_PERCENT = 20;
+// An authorization's hold (`authorization/engine.ts`), a statement per step; its clearing and release are
+// `authorization-clearing.ts`. Each is one transaction that locks the card's row first, so the decisions on
+// one card queue on it (Postgres) or on the one writer (SQLite), and one asked twice at once is decided once.
 
 const CARD_COLUMNS = [
   'id',
@@ -57,16 +46,16 @@ const CARD_COLUMNS = [
 ] as const;
 
 // Compiled once: every decision runs these (`bench/authorize.bench.ts`).
-const lockCard = compiledOnce(1, (ex, cardId: string) =>
+export const lockCard = compiledOnce(1, (ex, cardId: string) =>
   ex
     .updateTable('cards')
     .set((eb) => ({ status: eb.ref('status') }))
     .where('id', '=', cardId)
     .returning(CARD_COLUMNS),
 );
-type LockedCard = Awaited<ReturnType<typeof lockCard.executeTakeOne>>;
+export type LockedCard = Awaited<ReturnType<typeof lockCard.executeTakeOne>>;
 
-const byProviderId = compiledOnce(1, (ex, providerTransactionId: string) =>
+export const byProviderId = compiledOnce(1, (ex, providerTransactionId: string) =>
   ex.selectFrom('card_authorizations').selectAll().where('provider_transaction_id', '=', providerTransactionId),
 );
 
@@ -190,7 +179,7 @@ async function decide(deps: MoneyStoreDeps, trx: Executor, request: Authorizatio
   };
 }
 
-type AuthorizationRow = { [K in keyof CardAuthorizationsTable]: CardAuthorizationsTable[K] };
+export type AuthorizationRow = { [K in keyof CardAuthorizationsTable]: CardAuthorizationsTable[K] };
 
 async function replayed(ex: Executor, row: AuthorizationRow): Promise<AuthorizationDecision> {
   const card = await ex.selectFrom('cards').select('account_id').where('id', '=', row.card_id).executeTakeFirstOrThrow();
@@ -208,147 +197,10 @@ async function replayed(ex: Executor, row: AuthorizationRow): Promise<Authorizat
   };
 }
 
-/** The authorization by its provider transaction id, read again once its card is locked (what a clearing or release beside this one did is then seen). */
-async function lockedAuthorization(trx: Executor, providerTransactionId: string): Promise<{ row: AuthorizationRow; card: LockedCard }> {
-  const [found] = (await byProviderId.execute(trx, providerTransactionId)).rows;
-  if (!found) throw new AuthorizationError('unknown_transaction', `No authorization ${providerTransactionId}`);
-  const card = await lockCard.executeTakeOne(trx, found.card_id);
-  const row = (await byProviderId.executeTakeOne(trx, providerTransactionId)) as AuthorizationRow;
-  return { row, card };
-}
-
-function notPending(row: AuthorizationRow): AuthorizationError {
-  return new AuthorizationError('not_pending', `Authorization ${row.provider_transaction_id} is ${row.status}, not pending`);
-}
-
-/** `MoneyStore.clearAuthorization`. */
-export async function clearAuthorization(deps: MoneyStoreDeps, request: ClearingRequest): Promise<ClearingResult> {
-  return deps.db.transaction().execute(async (trx) => {
-    const { row, card } = await lockedAuthorization(trx, request.providerTransactionId);
-    const held = Number(row.amount);
-    const result = { authorizationId: row.id, cardId: card.id, held, closesCard: card.type === 'single_use', autoTopup: null };
-    if (row.status === 'cleared') {
-      const cardBalance = await accountBalance(trx, card.account_id);
-      return { ...result, status: 'cleared', reason: null, clearedAmount: Number(row.cleared_amount), cardBalance, replayed: true };
-    }
-    if (row.status !== 'pending') throw notPending(row);
-    const cleared = request.amount ?? held;
-    const extra = cleared - held;
-    const refused = (reason: ClearingResult['reason'], cardBalance: Cents, autoTopup: AutoTopupOutcome | null = null): ClearingResult => ({
-      ...result,
-      status: 'refused',
-      reason,
-      clearedAmount: 0,
-      cardBalance,
-      closesCard: false,
-      autoTopup,
-      replayed: false,
-    });
-    let autoTopup: AutoTopupOutcome | null = null;
-    if (extra * 100 > held * CLEARING_TOLERANCE_PERCENT) return refused('over_tolerance', await accountBalance(trx, card.account_id));
-    if (extra > 0) {
-      let available = await lockedBalance(trx, card.account_id);
-      const auto = autoTopupOf(card);
-      if (extra > available && auto.enabled) {
-        const topup = Math.max(auto.topupAmount, extra - available, deps.settings.topupMin);
-        autoTopup = await autoTopUp(trx, deps, card, topup, request.now, 'insufficient_funds');
-        if (autoTopup.outcome === 'done') available += topup;
-      }
-      if (extra > available) return refused('insufficient_funds', available, autoTopup);
-    }
-    const at = isoTime(request.now);
-    const posted = await postJournal(trx, {
-      reference: `clear:${row.id}`,
-      kind: 'authorization_clearing',
-      at,
-      postings: [
-        { accountId: card.account_id, amount: -extra },
-        { accountId: await deps.systemAccounts(trx, SYSTEM_ACCOUNTS.authorized), amount: -held, system: true },
-        { accountId: await deps.systemAccounts(trx, SYSTEM_ACCOUNTS.merchants), amount: cleared, system: true },
-      ],
-    });
-    if (!posted) throw new Error('Card balance changed during clearing');
-    await trx
-      .updateTable('card_transactions')
-      .set({ status: 'Approved', journal_id: posted.journalId, amount: cleared, original_amount: cleared, updated_at: at })
-      .where('id', '=', row.id)
-      .execute();
-    await trx
-      .updateTable('card_authorizations')
-      .set({ status: 'cleared', cleared_amount: cleared, updated_at: at })
-      .where('id', '=', row.id)
-      .execute();
-    let cardBalance = posted.balances.get(card.account_id) ?? (await accountBalance(trx, card.account_id));
-    // Trigger (a): the clearing left the card below its minimum.
-    const auto = autoTopupOf(card);
-    if (auto.enabled && auto.topupAmount > 0 && cardBalance < auto.minBalance && card.type !== 'single_use') {
-      autoTopup = await autoTopUp(trx, deps, card, auto.topupAmount, request.now, null);
-      if (autoTopup.outcome === 'done') cardBalance += auto.topupAmount;
-    }
-    if (request.announce) {
-      await announce(trx, card, {
-        transactionId: row.id,
-        status: 'Approved',
-        side: 'Debit',
-        type: 'purchase',
-        amount: cleared,
-        currency: card.currency,
-        merchantName: row.merchant_name,
-        declineCode: null,
-        cardBalance,
-        createdAt: at,
-      });
-    }
-    return { ...result, status: 'cleared', reason: null, clearedAmount: cleared, cardBalance, autoTopup, replayed: false };
-  });
-}
-
-/** `MoneyStore.releaseAuthorization`: a void or an expiry. */
-export async function releaseAuthorization(deps: MoneyStoreDeps, request: ReleaseRequest): Promise<ReleaseResult> {
-  return deps.db.transaction().execute(async (trx) => {
-    const { row, card } = await lockedAuthorization(trx, request.providerTransactionId);
-    const amount = Number(row.amount);
-    const result = { authorizationId: row.id, cardId: card.id, status: request.why, amount };
-    if (row.status === request.why) return { ...result, cardBalance: await accountBalance(trx, card.account_id), replayed: true };
-    if (row.status !== 'pending') throw notPending(row);
-    const at = isoTime(request.now);
-    const posted = await postJournal(trx, {
-      reference: `release:${row.id}`,
-      kind: 'authorization_release',
-      at,
-      postings: [
-        { accountId: card.account_id, amount },
-        { accountId: await deps.systemAccounts(trx, SYSTEM_ACCOUNTS.authorized), amount: -amount, system: true },
-      ],
-    });
-    if (!posted) throw new Error('A release cannot be refused');
-    await trx
-      .updateTable('card_transactions')
-      .set({ status: 'Reversed', journal_id: posted.journalId, updated_at: at })
-      .where('id', '=', row.id)
-      .execute();
-    await trx.updateTable('card_authorizations').set({ status: request.why, updated_at: at }).where('id', '=', row.id).execute();
-    const cardBalance = posted.balances.get(card.account_id) ?? 0;
-    await announce(trx, card, {
-      transactionId: row.id,
-      status: 'Reversed',
-      side: 'Debit',
-      type: 'purchase',
-      amount,
-      currency: card.currency,
-      merchantName: row.merchant_name,
-      declineCode: null,
-      cardBalance,
-      createdAt: at,
-    });
-    return { ...result, cardBalance, replayed: false };
-  });
-}
-
 type Announced = Omit<CardTransactionEvent, 'kind' | 'cardId' | 'cardName' | 'maskedPan'>;
 
 /** The chat's push of a statement line, in the same transaction (the outbox). */
-async function announce(trx: Executor, card: LockedCard, line: Announced): Promise<void> {
+export async function announce(trx: Executor, card: LockedCard, line: Announced): Promise<void> {
   const event: CardTransactionEvent = {
     kind: 'card_transaction',
     cardId: card.id,

@@ -1,5 +1,6 @@
 import type { MoneyStore, MoneyStoreDeps } from '../port.js';
-import { clearAuthorization, holdAuthorization, releaseAuthorization } from './authorization.js';
+import { holdAuthorization } from './authorization.js';
+import { clearAuthorization, releaseAuthorization } from './authorization-clearing.js';
 import { holdClosure, settleClosure } from './closure.js';
 import { holdCreation, settleCreation } from './creation.js';
 import { holdWithdrawal, settleWithdrawal, topUp } from './movements.js';
