@@ -63,6 +63,47 @@ const usedOnce = compiledOnce(1, (ex, cardId: string) =>
   ex.selectFrom('card_authorizations').select('id').where('card_id', '=', cardId).where('status', 'in', ['pending', 'cleared']).limit(1),
 );
 
+type AuthorizationValues = [
+  id: string,
+  providerTransactionId: string,
+  cardId: string,
+  userId: string,
+  status: 'pending' | 'declined',
+  amount: number,
+  currency: string,
+  merchantName: string,
+  mcc: string,
+  country: string,
+  declineCode: string | null,
+  expiresAt: string,
+  at: string,
+];
+
+/** The authorization's row; none returned when another decided the same provider transaction first. */
+const insertAuthorization = compiledOnce(13, (ex, ...v: AuthorizationValues) =>
+  ex
+    .insertInto('card_authorizations')
+    .values({
+      id: v[0],
+      provider_transaction_id: v[1],
+      card_id: v[2],
+      user_id: v[3],
+      status: v[4],
+      amount: v[5],
+      cleared_amount: null,
+      currency: v[6],
+      merchant_name: v[7],
+      merchant_mcc: v[8],
+      merchant_country: v[9],
+      decline_code: v[10],
+      expires_at: v[11],
+      created_at: v[12],
+      updated_at: v[12],
+    })
+    .onConflict((oc) => oc.column('provider_transaction_id').doNothing())
+    .returning('id'),
+);
+
 /** Thrown inside the transaction when another decided the same provider transaction first: rolled back, then answered as that one. */
 class DecidedMeanwhile extends Error {}
 
@@ -98,6 +139,8 @@ async function decide(deps: MoneyStoreDeps, trx: Executor, request: Authorizatio
   let available: Cents | null = null;
   let autoTopup: AutoTopupOutcome | null = null;
   if (!decline) {
+    // Read once the card is locked, in a statement of its own: on Postgres a statement that waited for the
+    // lock still reads what was committed before it began.
     available = await lockedBalance(trx, card.account_id);
     const auto = autoTopupOf(card);
     if (amount > available && auto.enabled) {
@@ -129,28 +172,24 @@ async function decide(deps: MoneyStoreDeps, trx: Executor, request: Authorizatio
       await trx.updateTable('cards').set({ locked_merchant: merchant.name, updated_at: at }).where('id', '=', card.id).execute();
     }
   }
-  const inserted = await trx
-    .insertInto('card_authorizations')
-    .values({
+  const [inserted] = (
+    await insertAuthorization.execute(
+      trx,
       id,
-      provider_transaction_id: request.providerTransactionId,
-      card_id: card.id,
-      user_id: card.user_id,
-      status: decline ? 'declined' : 'pending',
+      request.providerTransactionId,
+      card.id,
+      card.user_id,
+      decline ? 'declined' : 'pending',
       amount,
-      cleared_amount: null,
-      currency: card.currency,
-      merchant_name: merchant.name,
-      merchant_mcc: merchant.mcc,
-      merchant_country: merchant.country,
-      decline_code: decline?.code ?? null,
-      expires_at: isoTime(now.getTime() + deps.settings.authorizationHoldDays * 86_400_000),
-      created_at: at,
-      updated_at: at,
-    })
-    .onConflict((oc) => oc.column('provider_transaction_id').doNothing())
-    .returning('id')
-    .executeTakeFirst();
+      card.currency,
+      merchant.name,
+      merchant.mcc,
+      merchant.country,
+      decline?.code ?? null,
+      isoTime(now.getTime() + deps.settings.authorizationHoldDays * 86_400_000),
+      at,
+    )
+  ).rows;
   if (!inserted) throw new DecidedMeanwhile();
   const line = {
     status: decline ? 'Declined' : 'Pending',
