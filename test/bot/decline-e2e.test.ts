@@ -116,11 +116,11 @@ describe('decline alerts and their fixes, over real Bot API traffic', () => {
     assert.equal((await runtime.admin.simulatePurchase(once.id, 1_000, 'Shop')).declineCode, 'single_use_used');
     const alert = await server.nextMessage(5206, mark, 'Declined');
     assert.match(alert.text, /this single-use card was already used\.\nA single-use card pays once/);
-    let step = user.press(alert, 'New card like this');
-    await server.nextMessage(5206, step.mark, `A new card like “Once”: BIN ${bin.bin}, plan ${plan.name}, single-use.`);
-    await server.nextMessage(5206, step.mark, 'Name the card');
-    step = user.send('Twice');
-    const coupon = await server.nextMessage(5206, step.mark, 'coupon code');
+    const tap = user.press(alert, 'New card like this');
+    await server.nextMessage(5206, tap.mark, `A new card like “Once”: BIN ${bin.bin}, plan ${plan.name}, single-use.`);
+    await server.nextMessage(5206, tap.mark, 'Name the card');
+    const named = user.send('Twice');
+    const coupon = await server.nextMessage(5206, named.mark, 'coupon code');
     const summary = await server.nextMessage(5206, user.press(coupon, 'Skip').mark, 'Twice');
     await server.nextEdit(5206, user.press(summary, 'Confirm').mark, 'Card “Twice” created');
     const made = (await runtime.core.listCards(customer.caller)).find((c) => c.name === 'Twice')!;
