@@ -191,6 +191,8 @@ otp-push = 🔑 OTP { $code } for “{ $name }” ({ $masked }){ $payment ->
 }. Deleted in { $ttl } s.
 tx-push-approved = 💸 { $side } { $amount } at { $merchant } on “{ $name }” ({ $masked }). Balance { $balance }.
 tx-push-declined = ⛔ Declined { $amount } at { $merchant } on “{ $name }” ({ $masked }): { $reason }.
+tx-push-pending = ⏳ Held { $amount } at { $merchant } on “{ $name }” ({ $masked }) until the merchant settles. Balance { $balance }.
+tx-push-reversed = ↩️ Released { $amount } held for { $merchant } on “{ $name }” ({ $masked }): the merchant did not take it. Balance { $balance }.
 challenge-push = 🔐 Approve { $amount } at { $merchant }?
     Card “{ $name }” ({ $masked }). Answer within { $minutes } min.
 challenge-outcome = { $status ->
@@ -303,6 +305,7 @@ tx-side = { $side ->
    *[Credit] Credit
 }
 tx-status = { $status ->
+    [Reversed] Reversed
     [Pending] Pending
     [Approved] Approved
    *[Declined] Declined

@@ -197,6 +197,8 @@ otp-push = 🔑 OTP { $code } для «{ $name }» ({ $masked }){ $payment ->
 }. Удалится через { $ttl } с.
 tx-push-approved = 💸 { $side } { $amount }, { $merchant }, «{ $name }» ({ $masked }). Баланс { $balance }.
 tx-push-declined = ⛔ Отклонено { $amount }, { $merchant }, «{ $name }» ({ $masked }): { $reason }.
+tx-push-pending = ⏳ Удержано { $amount }, { $merchant }, «{ $name }» ({ $masked }): до списания продавцом. Баланс { $balance }.
+tx-push-reversed = ↩️ Возвращено { $amount }, { $merchant }, «{ $name }» ({ $masked }): продавец не списал удержание. Баланс { $balance }.
 challenge-push = 🔐 Подтвердить оплату { $amount } в { $merchant }?
     Карта «{ $name }» ({ $masked }). Ответьте в течение { $minutes } мин.
 challenge-outcome = { $status ->
@@ -315,6 +317,7 @@ tx-side = { $side ->
    *[Credit] Зачисление
 }
 tx-status = { $status ->
+    [Reversed] Отменена
     [Pending] В обработке
     [Approved] Проведена
    *[Declined] Отклонена

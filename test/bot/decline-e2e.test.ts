@@ -54,6 +54,18 @@ describe('decline alerts and their fixes, over real Bot API traffic', () => {
     assert.equal((await runtime.core.getControls(customer.caller, card.id)).perPurchaseLimit, 3_500);
   });
 
+  it('a held purchase is pushed as held, and its void as released with the balance back', async () => {
+    const { card } = await linked(5209, { balance: 5_000 });
+    let mark = server.mark();
+    const held = await runtime.admin.simulatePurchase(card.id, 1_250, 'Hotel', { hold: true });
+    const pending = await server.nextMessage(5209, mark, 'Held');
+    assert.match(pending.text, /⏳ Held \$12\.50 at Hotel on “Ads” .* until the merchant settles\. Balance \$37\.50\./);
+    mark = server.mark();
+    await runtime.admin.simulateVoid(held.transactionId);
+    const released = await server.nextMessage(5209, mark, 'Released');
+    assert.match(released.text, /↩️ Released \$12\.50 held for Hotel on “Ads” .* Balance \$50\.00\./);
+  });
+
   it('not enough money: "Top up $N" opens the top-up with the shortfall preset, at its quote and Confirm', async () => {
     // An empty card: its first top-up (a top-up before it would start the cooldown the fix then meets).
     const { customer, card, user } = await linked(5202);

@@ -302,5 +302,7 @@ async function push(s: Services, api: Api, chatId: number, event: CoreEvent): Pr
     balance: localMoney(event.cardBalance),
   };
   const reply_markup = alertKeyboard(t, event.cardId, { declineCode: event.declineCode, type: event.type });
-  await counted(s, 'transaction', api.sendMessage(chatId, t('tx-push-approved', params), { reply_markup }));
+  // A held purchase says it is held; a released hold says the money is back.
+  const key = event.status === 'Pending' ? 'tx-push-pending' : event.status === 'Reversed' ? 'tx-push-reversed' : 'tx-push-approved';
+  await counted(s, 'transaction', api.sendMessage(chatId, t(key, params), { reply_markup }));
 }
