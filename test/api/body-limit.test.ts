@@ -104,8 +104,9 @@ describe('a body over the limit', () => {
     assert.match(received, /^HTTP\/1\.1 413 /);
     assert.ok(written < total, `the server read all ${written} bytes`);
     assert.ok(written > LINGER_MAX_BYTES, `cut off after ${written} bytes, before LINGER_MAX_BYTES`);
-    // What the kernel's buffers hold on both sides comes on top of what was discarded.
-    assert.ok(written < LINGER_MAX_BYTES + 16 * 1_048_576, `${written} bytes went through before the close`);
+    // What the kernel's buffers hold on both sides (a receive buffer may grow to 32 MiB here: tcp_rmem), and what
+    // arrives between two of the linger's checks, comes on top of what was discarded.
+    assert.ok(written < LINGER_MAX_BYTES + 40 * 1_048_576, `${written} bytes went through before the close`);
     assert.ok(Date.now() - started < LINGER_MAX_MS + 1_000);
   });
 
