@@ -84,3 +84,11 @@ export async function recordCardTransaction(ex: Executor, record: CardTransactio
   await insertLine.execute(ex, ...COLUMNS.map((column) => row[column]));
   return id;
 }
+
+/** A top-up's line (the cardholder's, or auto top-up's): money onto the card from the wallet. */
+export function recordTopupLine(
+  ex: Executor,
+  line: { id: string; cardId: string; userId: string; journalId: number; amount: number; currency: string; at: string },
+): Promise<string> {
+  return recordCardTransaction(ex, { ...line, status: 'Approved', side: 'Credit', type: 'topup', merchantName: 'Wallet top-up' });
+}

@@ -7,7 +7,7 @@ import { platformFeeFor } from '../../ledger/fees.js';
 import { postJournal, SYSTEM_ACCOUNTS } from '../../ledger/ledger.js';
 import type { Cents } from '../../ledger/money.js';
 import { accountBalance } from '../../operations/card-queries.js';
-import { recordCardTransaction } from '../../operations/card-records.js';
+import { recordTopupLine } from '../../operations/card-records.js';
 import { recordEvent } from '../../operations/events.js';
 import { withinPlanLimit } from '../../rules/rules.js';
 import type { MoneyStoreDeps } from '../port.js';
@@ -82,17 +82,13 @@ export async function autoTopUp(
         .execute();
       card.deposit = Number(card.deposit) + amount;
       card.auto_topup_last_triggered = at;
-      await recordCardTransaction(trx, {
+      await recordTopupLine(trx, {
         id: transactionId,
         cardId: card.id,
         userId: card.user_id,
         journalId: posted.journalId,
-        status: 'Approved',
-        side: 'Credit',
-        type: 'topup',
         amount,
         currency: card.currency,
-        merchantName: 'Wallet top-up',
         at,
       });
     }

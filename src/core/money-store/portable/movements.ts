@@ -6,7 +6,7 @@ import { postJournal, SYSTEM_ACCOUNTS } from '../../ledger/ledger.js';
 import type { Cents } from '../../ledger/money.js';
 import type { TokenHolder } from '../../operations/authentication.js';
 import { accountBalance, lockedBalance } from '../../operations/card-queries.js';
-import { recordCardTransaction } from '../../operations/card-records.js';
+import { recordTopupLine } from '../../operations/card-records.js';
 import type { Caller, TopupResult, WithdrawResult } from '../../operations/views.js';
 import { runAttempt } from '../../rules/cooldowns.js';
 import { cardCoverRefusal, planLimitRefusal, topupStateRefusal, walletCoverRefusal, withdrawStateRefusal } from '../../rules/rules.js';
@@ -61,17 +61,13 @@ export async function topUp(
         throw walletCoverRefusal({ amount, fee, available }, { refused: true });
       }
       await addToDeposit.execute(trx, amount, at, cardId);
-      await recordCardTransaction(trx, {
+      await recordTopupLine(trx, {
         id: transactionId,
         cardId,
         userId: caller.userId,
         journalId: posted.journalId,
-        status: 'Approved',
-        side: 'Credit',
-        type: 'topup',
         amount,
         currency: card.currency,
-        merchantName: 'Wallet top-up',
         at,
       });
       return {
