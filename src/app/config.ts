@@ -160,6 +160,33 @@ const configSchema = z.object({
       error: `at most ${PROVIDER_TIMEOUT_MAX_MS} (below the 30 s a freeze holds its card and the 60 s after which a pending operation is settled as failed)`,
     })
     .default(PROVIDER_TIMEOUT_DEFAULT_MS),
+  /** Who issues the cards: the embedded sandbox (needs nothing) or Lithic (needs `LITHIC_API_KEY`; docs/lithic.md). */
+  CARD_PROVIDER: z.enum(['sandbox', 'lithic']).default('sandbox'),
+  /** Lithic: the API key (sent as its `Authorization` header; never logged). */
+  LITHIC_API_KEY: z
+    .string()
+    .regex(/^\S{8,256}$/, { error: "the API key from Lithic's dashboard, without spaces" })
+    .optional(),
+  /** Lithic: the API's root, its sandbox unless set (https://api.lithic.com to go live). */
+  LITHIC_API_URL: z
+    .url({ protocol: /^https?$/, error: 'an http:// or https:// URL' })
+    .refine((url) => !url.endsWith('/') && !url.includes('?') && !url.includes('#'), {
+      error: 'the root the adapter adds /v1/… to, without a trailing / (e.g. https://sandbox.lithic.com)',
+    })
+    .refine((url) => !url.startsWith('http:') || isLoopbackUrl(url), {
+      error: 'plain http:// would send the API key and card numbers unencrypted: use https:// (http:// only on this machine)',
+    })
+    .default('https://sandbox.lithic.com'),
+  /** Lithic: the Auth Stream Access secret that signs each authorization request (`X-Lithic-HMAC`). */
+  LITHIC_ASA_SECRET: z
+    .string()
+    .regex(/^\S{8,512}$/, { error: 'the ASA secret from Lithic, without spaces' })
+    .optional(),
+  /** Lithic: the event subscription's signing secret (Standard Webhooks, `whsec_…`). */
+  LITHIC_WEBHOOK_SECRET: z
+    .string()
+    .regex(/^\S{8,512}$/, { error: 'the event subscription secret from Lithic, without spaces' })
+    .optional(),
 });
 
 type ParsedConfig = z.output<typeof configSchema>;
@@ -214,7 +241,16 @@ export class ConfigError extends Error {
 }
 
 /** Settings that hold a secret, which may come from a file instead (`<NAME>_FILE`: Docker secrets, systemd credentials). */
-export const SECRET_SETTINGS = ['BOT_TOKEN', 'WEBHOOK_SECRET', 'PAYMENT_PROVIDER_TOKEN', 'DATABASE_URL', 'REDIS_URL'] as const;
+export const SECRET_SETTINGS = [
+  'BOT_TOKEN',
+  'WEBHOOK_SECRET',
+  'PAYMENT_PROVIDER_TOKEN',
+  'DATABASE_URL',
+  'REDIS_URL',
+  'LITHIC_API_KEY',
+  'LITHIC_ASA_SECRET',
+  'LITHIC_WEBHOOK_SECRET',
+] as const;
 
 /**
  * Each `<NAME>_FILE` of a secret setting read into `<NAME>` (its content, without the trailing newline an
@@ -254,6 +290,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (config.CARD_SERVICE_URL !== undefined && config.PAYMENT_PROVIDER_TOKEN !== undefined) {
     throw new ConfigError(
       'PAYMENT_PROVIDER_TOKEN credits the embedded wallet, which remote mode (CARD_SERVICE_URL) has not: unset one of them',
+    );
+  }
+  if (config.CARD_PROVIDER === 'lithic' && config.LITHIC_API_KEY === undefined) {
+    throw new ConfigError("CARD_PROVIDER=lithic needs LITHIC_API_KEY (or LITHIC_API_KEY_FILE): the API key from Lithic's dashboard");
+  }
+  if (config.CARD_PROVIDER === 'lithic' && config.CARD_SERVICE_URL !== undefined) {
+    throw new ConfigError(
+      'CARD_PROVIDER=lithic issues cards from the embedded core, which remote mode (CARD_SERVICE_URL) has not: unset one of them',
     );
   }
   if (config.HTTP_ENABLED && config.METRICS_PORT !== undefined && config.METRICS_PORT !== 0 && config.METRICS_PORT === config.HTTP_PORT) {

@@ -53,7 +53,7 @@ export async function createCard(
   const cardId = randomUUID();
   const hold = await money.holdCreation({ caller, input, cardId, now });
   const issued = await pending.callProvider(cardId, 'issue', () =>
-    provider.issue({ bin: hold.bin.bin, country: hold.bin.country, name: input.name }),
+    provider.issue({ bin: hold.bin.bin, country: hold.bin.country, name: input.name, type: input.type ?? 'multi_use', reference: cardId }),
   );
   return money.settleCreation(hold, issued, hooks);
 }

@@ -1,7 +1,8 @@
 import type { Db } from '../../db/schema.js';
 import type { OperationDeps } from '../deps.js';
 import type { CardDataCipher } from '../keys/secrets.js';
-import { CardServiceError } from '../rules/errors.js';
+import { callProvider, CardServiceError } from '../rules/errors.js';
+import type { CardProvider } from '../provider/provider.js';
 import { inputGuards, type CreateCardInput } from '../rules/schemas.js';
 import type { OperationHooks } from '../service.js';
 import { close } from './card-closure.js';
@@ -26,7 +27,7 @@ export function createCardOperations({ db, clock, provider, cipher, settings, pe
     createCard: (caller: Caller, input: CreateCardInput, hooks?: OperationHooks<Card>) => createCard(deps, caller, input, hooks),
     getCard: (caller: Caller, cardId: string) => getCard(db, clock, caller, cardId),
     listCards: (caller: Caller) => listCards(db, clock, caller),
-    getSensitiveDetails: (caller: Caller, cardId: string) => getSensitiveDetails(db, cipher, caller, cardId),
+    getSensitiveDetails: (caller: Caller, cardId: string) => getSensitiveDetails({ db, cipher, provider }, caller, cardId),
     freeze: (caller: Caller, cardId: string) => freeze(deps, caller, cardId),
     unfreeze: (caller: Caller, cardId: string) => unfreeze(deps, caller, cardId),
     close: (caller: Caller, cardId: string) => close(deps, caller, cardId),
@@ -54,17 +55,23 @@ async function listCards(db: Db, clock: Clock, caller: Caller): Promise<Card[]> 
   );
 }
 
-async function getSensitiveDetails(db: Db, cipher: CardDataCipher, caller: Caller, cardId: string): Promise<SensitiveCardDetails> {
+/**
+ * The card's number, code and expiry: opened from the card row, or, when the provider keeps them (the row's
+ * sealed number is empty: `IssuedCard.keptByProvider`), read from the provider now and kept nowhere.
+ */
+async function getSensitiveDetails(
+  { db, cipher, provider }: { db: Db; cipher: CardDataCipher; provider: CardProvider },
+  caller: Caller,
+  cardId: string,
+): Promise<SensitiveCardDetails> {
   const card = await findOwnedCard(db, caller, cardId);
   if (card.status === 'processing') throw new CardServiceError('CARD_PROCESSING');
-  return {
-    id: card.id,
-    pan: cipher.decrypt(card.pan_encrypted, `${card.id}:pan`),
-    cvv: cipher.decrypt(card.cvv_encrypted, `${card.id}:cvv`),
-    exp: card.exp,
-    maskedPan: card.masked_pan,
-    name: card.name,
-  };
+  const pan = cipher.decrypt(card.pan_encrypted, `${card.id}:pan`);
+  const kept =
+    pan === '' && provider.readDetails !== undefined
+      ? await callProvider('read', () => provider.readDetails!(card.provider_card_id))
+      : { pan, cvv: cipher.decrypt(card.cvv_encrypted, `${card.id}:cvv`), exp: card.exp };
+  return { id: card.id, pan: kept.pan, cvv: kept.cvv, exp: kept.exp, maskedPan: card.masked_pan, name: card.name };
 }
 
 /** The cards, each `processing` one with the creation fee its creation holds (one read, only when there is one). */

@@ -7,7 +7,7 @@ import { postJournal, SYSTEM_ACCOUNTS, systemAccountIds, type PostedJournal, typ
 import type { Cents } from '../ledger/money.js';
 import type { OperationHooks } from '../service.js';
 import { recordCardTransaction } from './card-records.js';
-import { type HeldDestination, type InFlight, moveHeld, release, settleLine } from './pending-settlement.js';
+import { type HeldDestination, type InFlight, moveHeld, type PendingVerdict, release, settleLine } from './pending-settlement.js';
 
 export type PendingKind = PendingOperationRow['kind'];
 type PendingQuery = DeleteQueryBuilder<Database, 'pending_operations', DeleteResult>;
@@ -86,7 +86,7 @@ export function createPendingOperations(db: Db, clock: Clock, systemAccounts: Sy
     inFlightAccount: (ex: Executor) => deps.inFlight(ex),
     closing: (cardId: string) => closing(db, cardId),
     recoverStale: (trx: Executor, userId: string, now: Date) => recoverStale(deps.inFlight, trx, userId, now),
-    recover: (graceMs?: number) => recover(deps, graceMs),
+    recover: (graceMs?: number, ask?: (op: PendingOperationRow) => Promise<PendingVerdict>) => recover(deps, graceMs, ask),
   };
 }
 
@@ -277,17 +277,24 @@ async function recoverStale(inFlight: InFlight, trx: Executor, userId: string, n
  * returned, cooldown attempts forgotten, cards left as they were. Each row is taken by a conditional
  * delete, so recoveries running at once in several processes settle each operation once.
  */
-async function recover(deps: PendingDeps, graceMs = PENDING_GRACE_MS): Promise<RecoveredOperation[]> {
+async function recover(
+  deps: PendingDeps,
+  graceMs = PENDING_GRACE_MS,
+  ask?: (op: PendingOperationRow) => Promise<PendingVerdict>,
+): Promise<RecoveredOperation[]> {
   const now = deps.clock.now();
   const before = new Date(now.getTime() - graceMs).toISOString();
   const stale = await deps.db
     .selectFrom('pending_operations')
-    .select('id')
+    .selectAll()
     .where('created_at', '<=', before)
     .orderBy('created_at')
     .execute();
   const recovered: RecoveredOperation[] = [];
-  for (const { id } of stale) {
+  for (const op of stale) {
+    // A provider that remembers is asked first (`askProviderFirst`); one it cannot answer for waits.
+    if (ask !== undefined && (await ask(op)) === 'wait') continue;
+    const { id } = op;
     const taken = await deps.db
       .transaction()
       .execute((trx) => recoverIn(deps.inFlight, trx, (q) => q.where('id', '=', id), now.toISOString()));

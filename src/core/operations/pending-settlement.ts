@@ -1,4 +1,5 @@
-import type { Executor, PendingOperationRow } from '../../db/schema.js';
+import type { Db, Executor, PendingOperationRow } from '../../db/schema.js';
+import type { CardProvider } from '../provider/provider.js';
 import { postJournal, type PostedJournal } from '../ledger/ledger.js';
 import type { Cents } from '../ledger/money.js';
 import { lockedCardStatus } from './card-queries.js';
@@ -6,6 +7,34 @@ import { recordCardTransaction } from './card-records.js';
 
 // Where a pending operation's hold goes once the operation is taken (src/core/operations/pending-operations.ts):
 // on to its destination when it succeeded (`moveHeld`, `settleLine`), back where it came from when it failed (`release`).
+
+/**
+ * Whether the recovery may settle an operation a crash left pending as failed (`release`), or must leave it
+ * for a later recovery (`wait`: the provider could not be asked).
+ */
+export type PendingVerdict = 'release' | 'wait';
+
+/**
+ * Asks a provider that can tell (`issuedFor`) what became of a creation a crash left pending, before the
+ * recovery settles it: a card the provider did issue for it is terminated there (no card of ours refers to
+ * it, as with an issue answered too late: `withTimeout`), and only then is the creation released. A
+ * provider that cannot be asked now leaves it pending. Other operations, and providers that keep nothing
+ * across a restart (the sandbox), are released as they are.
+ */
+export async function askProviderFirst(db: Db, provider: CardProvider, op: PendingOperationRow): Promise<PendingVerdict> {
+  if (op.kind !== 'create_card' || provider.issuedFor === undefined) return 'release';
+  try {
+    const card = await db.selectFrom('cards').select('name').where('id', '=', op.card_id).executeTakeFirst();
+    const issued = await provider.issuedFor({ reference: op.card_id, name: card?.name ?? '', at: op.created_at });
+    const known =
+      issued.length === 0 ? [] : await db.selectFrom('cards').select('provider_card_id').where('provider_card_id', 'in', issued).execute();
+    const orphans = issued.filter((id) => !known.some((k) => k.provider_card_id === id));
+    for (const id of orphans) await provider.terminate(id);
+    return 'release';
+  } catch {
+    return 'wait';
+  }
+}
 
 /** The in-flight system account's id, which holds what pending operations hold. */
 export type InFlight = (trx: Executor) => Promise<number>;

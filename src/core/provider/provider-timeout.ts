@@ -91,8 +91,17 @@ export function withTimeout(provider: CardProvider, { timeoutMs, onLateSuccess }
     unfreeze: (id) => timed((signal) => provider.unfreeze(id, { signal }), lateOf('unfreeze', id)),
     terminate: (id) => timed((signal) => provider.terminate(id, { signal }), lateOf('terminate', id)),
     withdraw: (id, amount) => timed((signal) => provider.withdraw(id, amount, { signal }), lateOf('withdraw', id, amount)),
+    ...(provider.readDetails === undefined
+      ? {}
+      : { readDetails: (id) => timed((signal) => provider.readDetails!(id, { signal }), nothingToReport) }),
+    ...(provider.issuedFor === undefined
+      ? {}
+      : { issuedFor: (pending) => timed((signal) => provider.issuedFor!(pending, { signal }), nothingToReport) }),
   };
 }
+
+/** A read changes nothing at the provider: one answered after it was given up is not reported. */
+const nothingToReport = (): Promise<LateSuccess> => Promise.reject(new Error('a read has nothing to reconcile'));
 
 function seconds(ms: number): string {
   return ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`;

@@ -1,7 +1,8 @@
 import { randomInt, randomUUID } from 'node:crypto';
 import type { Clock } from '../../infra/clock.js';
-import { luhnCheckDigit } from './luhn.js';
+import { luhnCheckDigit, maskPan } from './luhn.js';
 import type { Cents } from '../ledger/money.js';
+import type { CardType } from '../../db/schema.js';
 
 export interface BillingAddress {
   city: string;
@@ -20,6 +21,42 @@ export interface IssuedCard {
   /** MM/YY */
   exp: string;
   address: BillingAddress;
+  /**
+   * Set when the provider keeps the number and code itself (`readDetails` reads them when asked): `pan` and
+   * `cvv` are then empty, and the card row keeps only these last four digits of the number.
+   */
+  keptByProvider?: { lastFour: string };
+}
+
+/** What a card row shows of its number: the last four digits (`maskPan`), whoever keeps the number. */
+export function maskedPanOf(issued: IssuedCard): string {
+  return maskPan(issued.keptByProvider ? issued.keptByProvider.lastFour : issued.pan);
+}
+
+/** A card's number, code and expiry (MM/YY), as the provider that keeps them reads them out. */
+export interface ProviderCardDetails {
+  pan: string;
+  cvv: string;
+  exp: string;
+}
+
+/** What a card is issued for: the BIN and country it is issued under, its nickname, its type, and the core's id for it. */
+export interface IssueRequest {
+  bin: string;
+  country: string;
+  name: string;
+  /** `multi_use` unless set. */
+  type?: CardType;
+  /** The core's id of the card being created: the provider's idempotency key, and how `issuedFor` finds it again. */
+  reference?: string;
+}
+
+/** A creation a crash left pending, as `issuedFor` is asked about it. */
+export interface PendingIssue {
+  reference: string;
+  name: string;
+  /** When the creation was recorded (ISO 8601). */
+  at: string;
 }
 
 /** Raised by a provider that refused or failed; its message is shown to the user. */
@@ -41,11 +78,18 @@ export interface ProviderCallOptions {
  * `PROVIDER_TIMEOUT_MS`.
  */
 export interface CardProvider {
-  issue(request: { bin: string; country: string; name: string }, options?: ProviderCallOptions): Promise<IssuedCard>;
+  issue(request: IssueRequest, options?: ProviderCallOptions): Promise<IssuedCard>;
   freeze(providerCardId: string, options?: ProviderCallOptions): Promise<void>;
   unfreeze(providerCardId: string, options?: ProviderCallOptions): Promise<void>;
   terminate(providerCardId: string, options?: ProviderCallOptions): Promise<void>;
   withdraw(providerCardId: string, amount: Cents, options?: ProviderCallOptions): Promise<void>;
+  /** A provider that keeps cards' numbers (`IssuedCard.keptByProvider`) reads them here, each time they are asked for. */
+  readDetails?(providerCardId: string, options?: ProviderCallOptions): Promise<ProviderCardDetails>;
+  /**
+   * A provider that can say what became of an issue a crash left pending: the ids of the cards it issued for
+   * it (none when it did not). The recovery asks before it settles such a creation (`recover`).
+   */
+  issuedFor?(pending: PendingIssue, options?: ProviderCallOptions): Promise<string[]>;
 }
 
 export type ProviderOperation = 'issue' | 'freeze' | 'unfreeze' | 'terminate' | 'withdraw';

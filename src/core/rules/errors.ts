@@ -44,7 +44,7 @@ interface ErrorParams {
   /** A top-up or the card data of a card in `processing` (its creation waits on the provider). */
   CARD_PROCESSING: Record<string, never>;
   /** The card provider refused; `action` reads as in `Failed to close card: …`. */
-  PROVIDER_FAILED: { action: 'issue' | 'freeze' | 'unfreeze' | 'close' | 'withdraw from'; reason: string };
+  PROVIDER_FAILED: { action: 'issue' | 'freeze' | 'unfreeze' | 'close' | 'withdraw from' | 'read'; reason: string };
   WALLET_NOT_FOUND: Record<string, never>;
   NO_OTP: Record<string, never>;
   /** Remote mode: a refusal in words the bot does not know, shown as the card service wrote them. */

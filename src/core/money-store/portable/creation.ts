@@ -6,8 +6,7 @@ import { binAndPlan, creationFee } from '../../operations/card-creation-checks.j
 import { accountBalance, findOwnedCard } from '../../operations/card-queries.js';
 import { recordCardTransaction } from '../../operations/card-records.js';
 import { NOTHING_SPENT, toCard, type Caller, type Card } from '../../operations/views.js';
-import { maskPan } from '../../provider/luhn.js';
-import type { IssuedCard } from '../../provider/provider.js';
+import { type IssuedCard, maskedPanOf } from '../../provider/provider.js';
 import { creationFeeRefusal } from '../../rules/rules.js';
 import type { OperationHooks } from '../../service.js';
 import type { CreationHold, CreationRequest, MoneyStoreDeps } from '../port.js';
@@ -130,7 +129,7 @@ async function issueCard(
     .updateTable('cards')
     .set({
       status: 'active',
-      masked_pan: maskPan(issued.pan),
+      masked_pan: maskedPanOf(issued),
       ...(await sealCardData(trx, cipher, cardId, issued)),
       exp: issued.exp,
       provider_card_id: issued.providerCardId ?? `tmp_${randomUUID()}`,

@@ -4,8 +4,7 @@ import { retiredKeyError, sealWith } from '../../keys/card-data-keys.js';
 import { SYSTEM_ACCOUNTS } from '../../ledger/ledger.js';
 import { PENDING_GRACE_MS } from '../../operations/pending-operations.js';
 import { NOTHING_SPENT, toCard, type Card } from '../../operations/views.js';
-import { maskPan } from '../../provider/luhn.js';
-import type { IssuedCard } from '../../provider/provider.js';
+import { type IssuedCard, maskedPanOf } from '../../provider/provider.js';
 import { CardServiceError } from '../../rules/errors.js';
 import { couponRefusal, creationFeeRefusal, initialBalanceRefusal } from '../../rules/rules.js';
 import type { OperationHooks } from '../../service.js';
@@ -80,7 +79,7 @@ export async function settleCreation(
         cardId,
         caller.userId,
         cipher.fingerprint,
-        maskPan(issued.pan),
+        maskedPanOf(issued),
         sealed.pan_encrypted,
         sealed.cvv_encrypted,
         issued.exp,
