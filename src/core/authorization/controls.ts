@@ -58,10 +58,10 @@ export function spendingWindows(now: Date): { dayStart: string; monthStart: stri
   return { dayStart: day.toISOString(), monthStart: month.toISOString() };
 }
 
-/** What the card has spent today and this month (UTC), one query over its authorizations of this month. */
-export async function spendingOf(ex: Executor, cardId: string, now: Date): Promise<Spending> {
+/** The sums of spending over the authorizations of `now`'s UTC month, approved and held or cleared. */
+function spendingSums(ex: Executor, now: Date) {
   const { dayStart, monthStart } = spendingWindows(now);
-  const row = await ex
+  return ex
     .selectFrom('card_authorizations')
     .select((eb) => [
       eb.fn
@@ -71,9 +71,23 @@ export async function spendingOf(ex: Executor, cardId: string, now: Date): Promi
         .as('today'),
       eb.fn.sum<number | string | null>(eb.fn.coalesce('cleared_amount', 'amount')).as('month'),
     ])
-    .where('card_id', '=', cardId)
     .where('created_at', '>=', monthStart)
-    .where('status', 'in', ['pending', 'cleared'])
-    .executeTakeFirst();
-  return { today: Number(row?.today ?? 0), thisMonth: Number(row?.month ?? 0) };
+    .where('status', 'in', ['pending', 'cleared']);
+}
+
+const spendingFrom = (row: { today: number | string | null; month: number | string | null } | undefined): Spending => ({
+  today: Number(row?.today ?? 0),
+  thisMonth: Number(row?.month ?? 0),
+});
+
+/** What the card has spent today and this month (UTC), one query over its authorizations of this month. */
+export async function spendingOf(ex: Executor, cardId: string, now: Date): Promise<Spending> {
+  return spendingFrom(await spendingSums(ex, now).where('card_id', '=', cardId).executeTakeFirst());
+}
+
+/** What each card of `cardIds` has spent today and this month (UTC), in one query; a card with no purchases is absent. */
+export async function spendingOfCards(ex: Executor, cardIds: string[], now: Date): Promise<Map<string, Spending>> {
+  if (cardIds.length === 0) return new Map();
+  const rows = await spendingSums(ex, now).select('card_id').where('card_id', 'in', cardIds).groupBy('card_id').execute();
+  return new Map(rows.map((row) => [row.card_id, spendingFrom(row)]));
 }

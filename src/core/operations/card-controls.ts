@@ -1,14 +1,6 @@
-import type { Db, Executor } from '../../db/schema.js';
+import type { Db } from '../../db/schema.js';
 import type { Clock } from '../../infra/clock.js';
-import {
-  autoTopupOf,
-  controlsOf,
-  spendingOf,
-  spendingWindows,
-  type AutoTopup,
-  type CardControls,
-  type Spending,
-} from '../authorization/controls.js';
+import { autoTopupOf, controlsOf, spendingOf, type AutoTopup, type CardControls, type Spending } from '../authorization/controls.js';
 import { formatAmount, toAmount, type Cents } from '../ledger/money.js';
 import type { AutoTopupInput, ControlsInput } from '../rules/control-schemas.js';
 import { CardServiceError } from '../rules/errors.js';
@@ -131,30 +123,6 @@ export async function setAutoTopup(
     .executeTakeFirst();
   if (!row) throw await refusalOf(db, caller, cardId);
   return autoTopupOf(row);
-}
-
-/** What each card of `cardIds` has spent today and this month (UTC), in one query; a card with no purchases is absent. */
-export async function spendingOfCards(ex: Executor, cardIds: string[], now: Date): Promise<Map<string, Spending>> {
-  if (cardIds.length === 0) return new Map();
-  const { dayStart, monthStart } = spendingWindows(now);
-  // As `spendingOf` sums one card's, grouped by card.
-  const rows = await ex
-    .selectFrom('card_authorizations')
-    .select((eb) => [
-      'card_id',
-      eb.fn
-        .sum<number | string | null>(
-          eb.case().when('created_at', '>=', dayStart).then(eb.fn.coalesce('cleared_amount', 'amount')).else(0).end(),
-        )
-        .as('today'),
-      eb.fn.sum<number | string | null>(eb.fn.coalesce('cleared_amount', 'amount')).as('month'),
-    ])
-    .where('card_id', 'in', cardIds)
-    .where('created_at', '>=', monthStart)
-    .where('status', 'in', ['pending', 'cleared'])
-    .groupBy('card_id')
-    .execute();
-  return new Map(rows.map((r) => [r.card_id, { today: Number(r.today ?? 0), thisMonth: Number(r.month ?? 0) }]));
 }
 
 const controlsView = (controls: CardControls, spent: Spending): CardControlsView => ({

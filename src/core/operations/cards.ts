@@ -8,7 +8,7 @@ import type { OperationHooks } from '../service.js';
 import { close } from './card-closure.js';
 import { createCard, quoteCreateCard } from './card-creation.js';
 import { checkCardId, findOwnedCard, selectCards } from './card-queries.js';
-import { spendingOfCards } from './card-controls.js';
+import { spendingOfCards } from '../authorization/controls.js';
 import { spendingOf } from '../authorization/controls.js';
 import type { Clock } from '../../infra/clock.js';
 import { freeze, unfreeze } from './card-status.js';
