@@ -17,6 +17,7 @@ import { openApiPlugin } from './plugins/openapi.js';
 import { validationPlugin } from './plugins/validation.js';
 import type { RateLimits } from './rate-limits.js';
 import { apiRoutes } from './routes/index.js';
+import { type LithicRoutesOptions, registerLithicRoutes } from './routes/lithic.js';
 import type { WebAppFromBot, WebAppOptions } from './webapp.js';
 
 export interface HttpServerDeps {
@@ -68,6 +69,8 @@ export interface HttpServerDeps {
   cardApi?: boolean;
   /** Remote mode: whether the card service answers, for `/readyz` (`cardService`). */
   cardServiceReady?: () => Promise<boolean>;
+  /** Lithic's ASA and events routes (`routes/lithic.ts`), each served when its secret is given. */
+  lithic?: LithicRoutesOptions;
 }
 
 const REQUEST_TIMEOUT_MS = 30_000;
@@ -137,5 +140,6 @@ export function createHttpServer(deps: HttpServerDeps): FastifyInstance {
     botReady: deps.botReady,
     cardServiceReady: deps.cardServiceReady,
   });
+  if (deps.lithic) registerLithicRoutes(app, { core, db, clock, logger }, deps.lithic);
   return app;
 }

@@ -172,6 +172,32 @@ export interface CardChallengesTable {
   answered_at: string | null;
 }
 
+/** An event Lithic delivered, once by its `webhook-id` (migrations/20261129_02_lithic_events.ts). */
+export interface LithicEventsTable {
+  webhook_id: string;
+  event_type: string;
+  status: 'received' | 'handled' | 'unknown' | 'review';
+  note: string | null;
+  received_at: string;
+  handled_at: string | null;
+}
+
+/** A card transaction's event (Lithic's event token) applied once, whichever webhook carried it first. */
+export interface LithicTransactionEventsTable {
+  event_token: string;
+  transaction_token: string;
+  type: string;
+  applied_at: string;
+}
+
+/** A 3-D Secure challenge Lithic asked for, its Lithic token, and the answer once sent back. */
+export interface LithicThreeDsTable {
+  challenge_id: string;
+  three_ds_token: string;
+  sent_answer: 'APPROVE' | 'DECLINE_BY_CUSTOMER' | null;
+  sent_at: string | null;
+}
+
 /** The fingerprints of the card-data keys, never the keys: one current, the rest retired by rotations. */
 export interface CardDataKeysTable {
   fingerprint: string;
@@ -294,6 +320,9 @@ export interface Database {
   pending_operations: PendingOperationsTable;
   card_authorizations: CardAuthorizationsTable;
   card_challenges: CardChallengesTable;
+  lithic_events: LithicEventsTable;
+  lithic_transaction_events: LithicTransactionEventsTable;
+  lithic_three_ds: LithicThreeDsTable;
 }
 
 export type Db = Kysely<Database>;

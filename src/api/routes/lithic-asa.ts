@@ -1,0 +1,123 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { type AsaRequest, type AsaResponse, FAILED_RESULT } from '../../core/provider/lithic-events/asa.js';
+import type { Clock } from '../../infra/clock.js';
+import type { Logger } from '../../infra/logger.js';
+import { loggableError } from '../../infra/log-safe.js';
+
+/**
+ * `POST /provider/lithic/asa` (issue 34, section 2): Lithic's Auth Stream Access request, answered with an
+ * `asa-response` decided by the core (src/core/provider/lithic-events/asa.ts).
+ *
+ * Signed as Lithic documents its `X-Lithic-HMAC`: base64 of HMAC-SHA256 with the ASA secret over the request's
+ * JSON, keys sorted, without spaces, non-ASCII escaped (Python's `json.dumps(sort_keys=True, separators=(',', ':'))`);
+ * a signature over the body exactly as sent is taken too (the same secret signed it). Refused with 401, before
+ * anything is read: no signature, a wrong one, or a request whose own `created` is more than `maxAgeMs` (5 minutes)
+ * from our clock either way (a replay is harmless, the first answer being given again, but a stale request is not
+ * Lithic's: it waits 2 s at most). A signed request is always answered 200 with an `asa-response`: one that cannot be
+ * read, or whose decision fails or is late, is declined.
+ */
+export interface LithicAsaRouteOptions {
+  /** LITHIC_ASA_SECRET */
+  secret: string;
+  clock: Clock;
+  logger: Logger;
+  decide: (request: AsaRequest) => Promise<AsaResponse>;
+  /** How far the request's `created` may be from our clock (5 minutes by default). */
+  maxAgeMs?: number;
+}
+
+export const LITHIC_ASA_PATH = '/provider/lithic/asa';
+const MAX_AGE_MS = 5 * 60_000;
+
+/** Lithic's documented canonical JSON: keys sorted, no spaces, non-ASCII as `\uXXXX` (as Python's `json.dumps`). */
+export function canonicalJson(value: unknown): string {
+  return JSON.stringify(sortKeys(value)).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+function sortKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortKeys);
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(
+    Object.keys(value)
+      .sort()
+      .map((key) => [key, sortKeys((value as Record<string, unknown>)[key])]),
+  );
+}
+
+/** The `X-Lithic-HMAC` of a body: base64 HMAC-SHA256 with the ASA secret. */
+export function lithicHmac(secret: string, body: string | Buffer): string {
+  return createHmac('sha256', secret).update(body).digest('base64');
+}
+
+function sameSignature(expected: string, given: string): boolean {
+  const a = Buffer.from(expected);
+  const b = Buffer.from(given);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/** Whether `header` signs the body: as sent, or as Lithic's canonical JSON of what it parses to. */
+export function verifyLithicHmac(secret: string, raw: Buffer, parsed: unknown, header: string | undefined): boolean {
+  if (!header) return false;
+  const given = header.trim();
+  if (sameSignature(lithicHmac(secret, raw), given)) return true;
+  return parsed !== undefined && sameSignature(lithicHmac(secret, canonicalJson(parsed)), given);
+}
+
+function parse(raw: Buffer): unknown {
+  try {
+    return JSON.parse(raw.toString('utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
+/** The request as far as its shape goes; the core reads the fields it needs. */
+function asAsaRequest(body: unknown): AsaRequest | null {
+  if (body === null || typeof body !== 'object') return null;
+  const request = body as Partial<AsaRequest>;
+  const ok =
+    typeof request.token === 'string' &&
+    typeof request.status === 'string' &&
+    typeof request.created === 'string' &&
+    typeof request.card?.token === 'string' &&
+    typeof request.merchant?.descriptor === 'string' &&
+    (Number.isSafeInteger(request.amounts?.cardholder?.amount) || Number.isSafeInteger(request.amount));
+  return ok ? (request as AsaRequest) : null;
+}
+
+/** The ASA route in a scope of its own, where JSON bodies are kept raw for the signature. */
+export const lithicAsaRoutes: FastifyPluginAsync<LithicAsaRouteOptions> = async (scope, options) => {
+  const { secret, clock, logger, decide } = options;
+  const maxAgeMs = options.maxAgeMs ?? MAX_AGE_MS;
+  scope.removeAllContentTypeParsers();
+  scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
+
+  scope.post(
+    LITHIC_ASA_PATH,
+    { config: { public: true }, schema: { hide: true } },
+    async (request: FastifyRequest, reply: FastifyReply) => {
+      const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+      const parsed = parse(raw);
+      const header = request.headers['x-lithic-hmac'];
+      if (!verifyLithicHmac(secret, raw, parsed, typeof header === 'string' ? header : undefined)) {
+        return reply.code(401).send({ error: 'Invalid or missing X-Lithic-HMAC' });
+      }
+      const asa = asAsaRequest(parsed);
+      const created = asa ? Date.parse(asa.created) : Number.NaN;
+      if (asa && (!Number.isFinite(created) || Math.abs(clock.now().getTime() - created) > maxAgeMs)) {
+        return reply.code(401).send({ error: 'Stale request: created too far from now' });
+      }
+      if (!asa) {
+        logger.warn('A signed ASA request could not be read: declined');
+        return reply.code(200).send({ result: FAILED_RESULT } satisfies AsaResponse);
+      }
+      try {
+        return reply.code(200).send(await decide(asa));
+      } catch (error) {
+        logger.error({ err: loggableError(error) }, 'ASA decision failed: declined');
+        return reply.code(200).send({ result: FAILED_RESULT, token: asa.token } satisfies AsaResponse);
+      }
+    },
+  );
+};
