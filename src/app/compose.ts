@@ -8,6 +8,9 @@ import { systemClock, type Clock } from '../infra/clock.js';
 import { createSandboxMailbox } from '../core/provider/mailbox.js';
 import { type CardProvider, SandboxCardProvider } from '../core/provider/provider.js';
 import { withTimeout } from '../core/provider/provider-timeout.js';
+import { LithicClient } from '../core/provider/lithic/lithic-client.js';
+import { LithicCardProvider } from '../core/provider/lithic/lithic-provider.js';
+import { askProviderFirst } from '../core/operations/pending-settlement.js';
 import { announcingCommits, CommittedEvents } from '../core/operations/events.js';
 import { createPendingOperations } from '../core/operations/pending-operations.js';
 import { createCardService, type CardService } from '../core/service.js';
@@ -26,8 +29,10 @@ export interface CoreRuntime {
   funding: Funding;
   /** The card provider the core calls (before its time limit). */
   provider: CardProvider;
-  /** The same provider when it is the sandbox (today always): tests and the operator's `simulate` drive it. */
+  /** The sandbox provider: the core's when `CARD_PROVIDER=sandbox`; tests and the operator's `simulate` drive it. */
   sandbox: SandboxCardProvider;
+  /** Lithic's API client when `CARD_PROVIDER=lithic` (the operator's `provider lithic …`). */
+  lithic?: LithicClient;
   database: OpenDatabase;
   clock: Clock;
   cardDataKey: CardDataKeyHandle;
@@ -47,6 +52,8 @@ export interface CoreOptions {
   logger?: Logger;
   settings?: Partial<CoreSettings>;
   sandboxAsyncIssue?: boolean;
+  /** Cards issued by Lithic instead of the sandbox (`CARD_PROVIDER=lithic`). */
+  lithic?: { apiKey: string; apiUrl: string; fetch?: typeof fetch };
   /** How SQLite batches writes into one commit (defaults suit a service; tests widen the time cap). */
   groupCommit?: GroupCommitOptions;
   /** Postgres: the connections the processes on the database share (`DATABASE_POOL_SIZE`). */
@@ -60,7 +67,7 @@ export async function startCore(options: CoreOptions): Promise<CoreRuntime> {
   try {
     await migrateToLatest(database.db);
     const { cipher, handle: cardDataKey } = await openCardDataKey(options.cardDataKey, { db: database.db, clock, logger: options.logger });
-    const provider = new SandboxCardProvider({ clock, issueAsynchronously: options.sandboxAsyncIssue ?? false });
+    const sandbox = new SandboxCardProvider({ clock, issueAsynchronously: options.sandboxAsyncIssue ?? false });
     // Events committed here are announced at once; on Postgres, those of other processes (the admin
     // command line, another instance) through notifications, listened for once the bot subscribes.
     const target = database.target;
@@ -70,11 +77,20 @@ export async function startCore(options: CoreOptions): Promise<CoreRuntime> {
         : undefined,
     );
     const settings = { ...defaultCoreSettings, ...options.settings };
+    const lithic =
+      options.lithic &&
+      new LithicClient({
+        apiKey: options.lithic.apiKey,
+        baseUrl: options.lithic.apiUrl,
+        timeoutMs: settings.providerTimeoutMs,
+        fetch: options.lithic.fetch,
+      });
+    const provider: CardProvider = lithic ? new LithicCardProvider(lithic) : sandbox;
     const deps = {
       db: announcingCommits(database.db, committedEvents),
       committedEvents,
       clock,
-      // The core sees the provider through the timeout; `provider` below stays the sandbox, for tests and `simulate`.
+      // The core sees the provider through the timeout; `provider` below is the one it wraps (the sandbox unless Lithic).
       provider: withTimeout(provider, {
         timeoutMs: settings.providerTimeoutMs,
         onLateSuccess: (late) => options.logger?.error({ provider: late }, 'the card provider finished a call after it was given up'),
@@ -87,7 +103,10 @@ export async function startCore(options: CoreOptions): Promise<CoreRuntime> {
     const admin = createAdminService(deps);
     await admin.seedDefaults();
     // Before anything is served: operations a crash left waiting on the provider are settled as failed.
-    const recovered = await createPendingOperations(deps.db, clock).recover();
+    // A provider that remembers (Lithic) is asked first what became of a creation; one it cannot answer for waits.
+    const recovered = await createPendingOperations(deps.db, clock).recover(undefined, (op) =>
+      askProviderFirst(deps.db, deps.provider, op),
+    );
     if (recovered.length > 0) options.logger?.warn({ operations: recovered }, 'settled interrupted provider operations as failed');
     const close = async () => {
       await committedEvents.close();
@@ -98,7 +117,8 @@ export async function startCore(options: CoreOptions): Promise<CoreRuntime> {
       admin,
       funding: createFunding(deps),
       provider,
-      sandbox: provider,
+      sandbox,
+      ...(lithic ? { lithic } : {}),
       database,
       clock,
       cardDataKey,
@@ -137,5 +157,8 @@ export async function startCoreFromConfig(config: Config, logger: Logger): Promi
     logger,
     settings: coreSettingsFrom(config),
     sandboxAsyncIssue: config.SANDBOX_ASYNC_ISSUE,
+    ...(config.CARD_PROVIDER === 'lithic' && config.LITHIC_API_KEY !== undefined
+      ? { lithic: { apiKey: config.LITHIC_API_KEY, apiUrl: config.LITHIC_API_URL } }
+      : {}),
   });
 }
