@@ -13,6 +13,9 @@ import { CATEGORY_GROUP_NAMES, isCategoryGroup, type CategoryGroup } from '../co
 import type { Card } from '../core/operations/views.js';
 import type { ControlsInput } from '../core/operations/card-controls.js';
 import { isCardServiceError } from '../core/rules/errors.js';
+import type { LithicClient } from '../core/provider/lithic/lithic-client.js';
+import { lithicEnroll, lithicSimulate, lithicStatus } from '../core/provider/lithic/lithic-operator.js';
+import { LithicCardProvider } from '../core/provider/lithic/lithic-provider.js';
 
 // Every command of the admin command line in one table, each entry small (usage, options, one run): the help
 // lists them from here in this order and tests walk it (test/admin/*), so the file is long (over 300 lines) by
@@ -982,6 +985,139 @@ function refuseBackupTarget(target: string, force: boolean): void {
   if (existing === 'file' && !force)
     throw new AdminError(`${target} already exists: add --force to overwrite it, or give --to another file`);
 }
+
+/** Lithic's client, or the refusal saying how to get one. */
+function lithicOf(runtime: CoreRuntime): LithicClient {
+  if (!runtime.lithic) throw new AdminError('CARD_PROVIDER is not lithic: set CARD_PROVIDER=lithic and LITHIC_API_KEY');
+  return runtime.lithic;
+}
+
+/** A card's number, read from Lithic for a simulation (never printed). */
+async function lithicPan(runtime: CoreRuntime, cardId: string): Promise<string> {
+  const card = await runtime.database.db.selectFrom('cards').select('provider_card_id').where('id', '=', cardId).executeTakeFirst();
+  if (!card) throw new AdminError(`no card ${cardId}`);
+  return (await new LithicCardProvider(lithicOf(runtime)).readDetails(card.provider_card_id)).pan;
+}
+
+/** Lithic's simulation answered: the transaction's token, for `simulate clear|void`. */
+function lithicSimulated(kind: string, token: string | null): CommandOutput {
+  return { human: `Lithic simulated ${kind}: transaction ${token ?? '(no token)'}.`, json: { simulated: kind, transactionToken: token } };
+}
+
+/** `provider lithic …`: the status, the enrolment and the sandbox's simulations. */
+const LITHIC_COMMANDS: Record<string, Command> = {
+  'provider lithic status': {
+    description: 'Lithic: reachable, API key valid, Auth Stream Access enrolled (and where)',
+    usage: 'provider lithic status',
+    options: {},
+    async run(runtime) {
+      const status = await lithicStatus(lithicOf(runtime));
+      const yes = (b: boolean) => (b ? 'yes' : 'no');
+      return {
+        human: [
+          `Lithic at ${lithicOf(runtime).baseUrl}`,
+          `reachable: ${yes(status.reachable)}`,
+          `API key valid: ${yes(status.keyValid)}`,
+          `ASA enrolled: ${yes(status.asaEnrolled)}${status.asaUrl ? ` (${status.asaUrl})` : ''}`,
+          ...(status.problem ? [`problem: ${status.problem}`] : []),
+        ].join('\n'),
+        json: { apiUrl: lithicOf(runtime).baseUrl, ...status },
+      };
+    },
+  },
+  'provider lithic enroll': {
+    description:
+      'Lithic: registers <url>/provider/lithic/asa (Auth Stream Access) and <url>/provider/lithic/events (events), prints their secrets',
+    usage: 'provider lithic enroll --url URL',
+    options: { url: { type: 'string', description: "the service's public https:// URL, e.g. https://cards.example.com" } },
+    async run(runtime, v) {
+      const url = text(v, 'url');
+      if (!URL.canParse(url) || new URL(url).protocol !== 'https:') throw new AdminError('--url must be an https:// URL (Lithic calls it)');
+      const e = await lithicEnroll(lithicOf(runtime), url);
+      return {
+        human: [
+          `Enrolled: ASA ${e.asaUrl}, events ${e.eventsUrl} (subscription ${e.subscriptionToken}).`,
+          'Put these in the service environment (or their _FILE forms) and restart it:',
+          `LITHIC_ASA_SECRET=${e.asaSecret}`,
+          `LITHIC_WEBHOOK_SECRET=${e.webhookSecret}`,
+        ].join('\n'),
+        json: { ...e },
+      };
+    },
+  },
+  'provider lithic simulate authorize': {
+    description: "Lithic's sandbox: a purchase on the card (POST /v1/simulate/authorize), decided by this service's ASA route",
+    usage: 'provider lithic simulate authorize --card CARD_ID --amount AMOUNT [--merchant NAME] [--mcc 5411]',
+    options: {
+      ...simulationOptions('the amount of the purchase'),
+      mcc: { type: 'string', description: "the merchant's category code, four digits" },
+    },
+    async run(runtime, v) {
+      const [cardId, cents, merchant] = simulationValues(v);
+      const mcc = optionalText(v, 'mcc');
+      if (mcc !== undefined && !/^\d{4}$/.test(mcc)) throw new AdminError('--mcc must be four digits');
+      const pan = await lithicPan(runtime, cardId);
+      const descriptor = merchant ?? 'Simulated merchant';
+      return lithicSimulated(
+        'authorize',
+        await lithicSimulate(lithicOf(runtime), { kind: 'authorize', pan, amount: cents, descriptor, ...(mcc ? { mcc } : {}) }),
+      );
+    },
+  },
+  'provider lithic simulate clear': {
+    description: "Lithic's sandbox: the merchant clears an authorization (POST /v1/simulate/clearing)",
+    usage: 'provider lithic simulate clear --transaction TOKEN [--amount AMOUNT]',
+    options: {
+      transaction: { type: 'string', description: "Lithic's transaction token (simulate authorize printed it)" },
+      amount: { type: 'string', description: 'what the merchant takes (default: the amount authorized)' },
+    },
+    async run(runtime, v) {
+      const cents = optionalAmount(v, 'amount');
+      return lithicSimulated(
+        'clear',
+        await lithicSimulate(lithicOf(runtime), {
+          kind: 'clear',
+          transactionToken: text(v, 'transaction'),
+          ...(cents === undefined ? {} : { amount: cents }),
+        }),
+      );
+    },
+  },
+  'provider lithic simulate void': {
+    description: "Lithic's sandbox: the merchant voids an authorization (POST /v1/simulate/void)",
+    usage: 'provider lithic simulate void --transaction TOKEN [--amount AMOUNT]',
+    options: {
+      transaction: { type: 'string', description: "Lithic's transaction token" },
+      amount: { type: 'string', description: 'the amount voided (default: all of it)' },
+    },
+    async run(runtime, v) {
+      const cents = optionalAmount(v, 'amount');
+      return lithicSimulated(
+        'void',
+        await lithicSimulate(lithicOf(runtime), {
+          kind: 'void',
+          transactionToken: text(v, 'transaction'),
+          ...(cents === undefined ? {} : { amount: cents }),
+        }),
+      );
+    },
+  },
+  'provider lithic simulate return': {
+    description:
+      "Lithic's sandbox: a merchant's refund onto the card (POST /v1/simulate/return: Lithic's document takes the card, not a transaction)",
+    usage: 'provider lithic simulate return --card CARD_ID --amount AMOUNT [--merchant NAME]',
+    options: simulationOptions('the amount refunded'),
+    async run(runtime, v) {
+      const [cardId, cents, merchant] = simulationValues(v);
+      const pan = await lithicPan(runtime, cardId);
+      return lithicSimulated(
+        'return',
+        await lithicSimulate(lithicOf(runtime), { kind: 'return', pan, amount: cents, descriptor: merchant ?? 'Simulated merchant' }),
+      );
+    },
+  },
+};
+Object.assign(COMMANDS, LITHIC_COMMANDS);
 
 /** A failed check: printed like output, but the exit code says it failed. */
 export class LedgerMismatch extends Error {

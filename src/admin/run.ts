@@ -93,6 +93,8 @@ export const GROUPS: Readonly<Record<string, string>> = {
   simulate: 'Sandbox events: purchases, refunds, OTPs, OTP e-mails, finished issues',
   ledger: 'The ledger: check every balance against its entries',
   keys: 'The card-data key: its file and fingerprint, rotation to a new key',
+  provider: 'The card provider behind the core (CARD_PROVIDER)',
+  'provider lithic': "Lithic: its status, the enrolment of this service's routes, its sandbox's simulations",
 };
 
 /** The command line as commander reads it: a group per first word, a command per entry of `COMMANDS`. */
@@ -115,9 +117,11 @@ function program(io: AdminIo, json: boolean, run: Run, answer: (text: string) =>
   for (const [name, command] of Object.entries(COMMANDS)) {
     const words = name.split(' ');
     let parent = root;
-    if (words.length === 2) {
-      const group = words[0]!;
-      parent = groups.get(group) ?? root.command(group).description(GROUPS[group] ?? `${group} commands`);
+    // Each word but the last is a group (`provider lithic status`: the groups `provider` and `provider lithic`).
+    for (let depth = 1; depth < words.length; depth++) {
+      const group = words.slice(0, depth).join(' ');
+      const existing = groups.get(group);
+      parent = existing ?? parent.command(words[depth - 1]!).description(GROUPS[group] ?? `${group} commands`);
       groups.set(group, parent);
     }
     const leaf = parent.command(words.at(-1)!).description(command.description);
