@@ -118,6 +118,7 @@ export function cardTransactionUpdated(o: {
     created: o.created.toISOString(),
     updated: last.created.toISOString(),
     acquirer_fee: 0,
+    acquirer_reference_number: null,
     amount: last.amount,
     amounts: {
       cardholder: { amount: last.amount, conversion_rate: '1.000000', currency: 'USD' },
