@@ -243,3 +243,21 @@ export function tokenizationCode(code: { cardToken: string; authenticationCode: 
     ...overrides,
   });
 }
+
+/**
+ * The JSON body of an operation's documented response sampled, `overrides` laid over it, checked against the
+ * document (what the fake Lithic answers).
+ */
+export function responseSample(method: string, concretePath: string, status: number, overrides: Overrides = {}): Record<string, Json> {
+  const validator = lithicValidator();
+  const template = validator.template(method, concretePath);
+  if (template === undefined) throw new Error(`the document has no ${method} ${concretePath}`);
+  const document = lithicDocument();
+  let response = document.paths[template]![method.toLowerCase()]!.responses?.[String(status)] as Schema | undefined;
+  if (typeof response?.$ref === 'string') response = document.components.responses[response.$ref.split('/').pop()!];
+  const schema = (response?.content as Record<string, { schema?: Schema }> | undefined)?.['application/json']?.schema;
+  if (schema === undefined) throw new Error(`${method} ${template} documents no JSON body for ${status}`);
+  const body = merge(sampleOf(schema), overrides) as Record<string, Json>;
+  assertNoProblems(validator.response(method, concretePath, status, body), `the answer to ${method} ${template}`);
+  return body;
+}
