@@ -75,6 +75,21 @@ for (const dialect of dialects()) {
       assert.equal(listed?.status, 'expired');
     });
 
+    test('an answer to a challenge whose card was frozen or closed meanwhile is refused and changes nothing', async () => {
+      for (const [name, stop] of [
+        ['Frozen meanwhile', (id: string) => t.core.freeze(alice.caller, id)],
+        ['Closed meanwhile', (id: string) => t.core.close(alice.caller, id)],
+      ] as const) {
+        const fresh = await newCard(t, alice, name);
+        const card = await db().selectFrom('cards').selectAll().where('id', '=', fresh.id).executeTakeFirstOrThrow();
+        const challenge = await openChallenge({ db: db(), clock: t.clock }, card, { amount: 300, merchant: 'STEAM' });
+        await stop(fresh.id);
+        const answer = await t.core.answerChallenge(alice.caller, challenge.id, 'approve');
+        assert.deepEqual({ answered: answer.answered, status: answer.challenge.status }, { answered: false, status: 'pending' }, name);
+        assert.deepEqual([(await stored(challenge.id)).status, (await stored(challenge.id)).answered_at], ['pending', null], name);
+      }
+    });
+
     test('concurrent answers: exactly one is taken, and the stored outcome is its', async () => {
       const challenge = await open();
       const answers = Array.from({ length: 12 }, (_, i): 'approve' | 'decline' => (i % 2 === 0 ? 'approve' : 'decline'));

@@ -146,8 +146,8 @@ export async function recordExpiry({ db, clock }: ChallengeDeps, challengeId: st
 
 /**
  * The cardholder's answer: taken only while the challenge waits (pending, not expired) and only from its
- * card's owner; another user's challenge reads like a missing card. A second or late answer is not taken
- * and changes nothing: the outcome says so, with the challenge as it is.
+ * card's owner, while its card is active; another user's challenge reads like a missing card. A second or
+ * late answer, or one for a card closed or frozen meanwhile, is not taken and changes nothing: the outcome says so, with the challenge as it is.
  */
 export async function answerChallenge(
   { db, clock }: ChallengeDeps,
@@ -164,6 +164,12 @@ export async function answerChallenge(
     .where('user_id', '=', caller.userId)
     .where('status', '=', 'pending')
     .where('expires_at', '>', at)
+    // A card closed or frozen since the challenge opened takes no answer: its purchase cannot go on.
+    .where((eb) =>
+      eb.exists(
+        eb.selectFrom('cards').select('cards.id').whereRef('cards.id', '=', 'card_challenges.card_id').where('cards.status', '=', 'active'),
+      ),
+    )
     .executeTakeFirst();
   const row = await selectChallenges(db)
     .where('card_challenges.id', '=', challengeId)
