@@ -47,7 +47,11 @@ export function declineBeforeFunds(
   usage: { alreadyUsed: boolean; spending: Spending | null },
 ): Decline | null {
   if (card.status === 'frozen') return { code: 'card_frozen', fix: { kind: 'unfreeze' } };
-  if (card.status === 'closed') return { code: 'card_closed', fix: null };
+  if (card.status === 'closed') {
+    // A single-use card closed once used: the way on is a new card like it.
+    const used = card.type === 'single_use' && usage.alreadyUsed;
+    return { code: 'card_closed', fix: used ? { kind: 'new_card_like' } : null };
+  }
   if (card.status === 'processing') return { code: 'card_processing', fix: null };
 
   if (card.type === 'single_use' && usage.alreadyUsed) return { code: 'single_use_used', fix: { kind: 'new_card_like' } };
