@@ -54,6 +54,18 @@ describe('decline alerts and their fixes, over real Bot API traffic', () => {
     assert.equal((await runtime.core.getControls(customer.caller, card.id)).perPurchaseLimit, 3_500);
   });
 
+  it('"Raise the limit" never lowers it: raised higher while Confirm waited, Confirm says so and changes nothing', async () => {
+    const { customer, card, user } = await linked(5210, { balance: 10_000 });
+    await runtime.core.setControls(customer.caller, card.id, { dailyLimit: 2_000 });
+    const mark = server.mark();
+    await runtime.admin.simulatePurchase(card.id, 3_500, 'STEAM');
+    const alert = await server.nextMessage(5210, mark, 'Declined');
+    const question = await server.nextMessage(5210, user.press(alert, 'Raise the limit').mark, 'from $20.00 to $35.00?');
+    await runtime.core.setControls(customer.caller, card.id, { dailyLimit: 5_000 });
+    await server.nextEdit(5210, user.press(question, 'Confirm').mark, 'is already $50.00: nothing was changed');
+    assert.equal((await runtime.core.getControls(customer.caller, card.id)).dailyLimit, 5_000);
+  });
+
   it('a held purchase is pushed as held, and its void as released with the balance back', async () => {
     const { card } = await linked(5209, { balance: 5_000 });
     let mark = server.mark();

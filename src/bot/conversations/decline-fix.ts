@@ -1,5 +1,5 @@
 import type { ConversationContext } from '../context.js';
-import type { Card } from '../card-service/port.js';
+import type { Card, Cents } from '../card-service/port.js';
 import { controlsOf, type ControlsView } from '../ui/controls-access.js';
 import type { ButtonFix } from '../ui/controls-callbacks.js';
 import { localMoney } from '../ui/format.js';
@@ -35,15 +35,23 @@ export function declineFixConversation(s: Services) {
     if ('stale' in question) return void (await ctx.reply(question.stale));
     const confirmed = await confirm(conversation, ctx, s, question.text);
     if (!confirmed) return;
-    const done = await call(conversation, async (account) => {
+    // Each change reads the controls again at the moment it is made: a limit raised higher (or removed)
+    // while Confirm waited is not lowered, a category blocked meanwhile stays blocked.
+    const done = await call(conversation, async (account): Promise<{ already: Cents | null } | undefined> => {
       if (fix.kind === 'unfreeze') return void (await account.unfreeze(cardId));
       const controlsNow = controlsOf(account)!;
-      if (fix.kind === 'raise_limit') return void (await controlsNow.setControls(cardId, limitInput(fix.control, fix.to)));
-      // Read again at the moment of the change: a category blocked meanwhile stays blocked.
-      const { blockedCategories } = await controlsNow.getControls(cardId);
-      await controlsNow.setControls(cardId, { blockedCategories: blockedCategories.filter((c) => c !== fix.category) });
+      const now = await controlsNow.getControls(cardId);
+      if (fix.kind === 'raise_limit') {
+        const current = limitOf(now, fix.control);
+        if (current === null || current >= fix.to) return { already: current };
+        return void (await controlsNow.setControls(cardId, limitInput(fix.control, fix.to)));
+      }
+      await controlsNow.setControls(cardId, { blockedCategories: now.blockedCategories.filter((c) => c !== fix.category) });
     });
     if ('refused' in done) return show(confirmed, { text: refusalText(ctx.t, done.refused) });
+    if (done.ok !== undefined && fix.kind === 'raise_limit') {
+      return show(confirmed, { text: staleRaised(ctx, card, fix, done.ok.already) });
+    }
     await show(confirmed, { text: doneText(ctx, card, fix) });
   };
 }
@@ -62,15 +70,18 @@ function quote(ctx: ConversationContext, card: Card, controls: ControlsView | nu
   if (fix.kind === 'raise_limit') {
     const current = limitOf(controls, fix.control);
     const name = limitName(t, fix.control);
-    if (current === null || current >= fix.to) {
-      const value = current === null ? t('limit-none') : localMoney(current);
-      return { stale: t('fix-stale-raised', { name, card: card.name, value }) };
-    }
+    if (current === null || current >= fix.to) return { stale: staleRaised(ctx, card, fix, current) };
     return { text: t('fix-raise-confirm', { name, card: card.name, from: localMoney(current), to: localMoney(fix.to) }) };
   }
   const category = categoryName(t, fix.category);
   if (!controls.blockedCategories.includes(fix.category)) return { stale: t('fix-stale-allowed', { category, card: card.name }) };
   return { text: t('fix-allow-confirm', { category, card: card.name }) };
+}
+
+/** A raise with nothing to do: the limit is already as high as the fix asks, or there is none. */
+function staleRaised(ctx: ConversationContext, card: Card, fix: Extract<CardFix, { kind: 'raise_limit' }>, current: Cents | null): string {
+  const value = current === null ? ctx.t('limit-none') : localMoney(current);
+  return ctx.t('fix-stale-raised', { name: limitName(ctx.t, fix.control), card: card.name, value });
 }
 
 function doneText(ctx: ConversationContext, card: Card, fix: CardFix): string {
