@@ -2,7 +2,7 @@ import type { Db } from '../../db/schema.js';
 import type { OperationDeps } from '../deps.js';
 import type { CardDataCipher } from '../keys/secrets.js';
 import { callProvider, CardServiceError } from '../rules/errors.js';
-import type { CardProvider } from '../provider/provider.js';
+import { type CardProvider, KEPT_BY_PROVIDER } from '../provider/provider.js';
 import { inputGuards, type CreateCardInput } from '../rules/schemas.js';
 import type { OperationHooks } from '../service.js';
 import { close } from './card-closure.js';
@@ -57,7 +57,7 @@ async function listCards(db: Db, clock: Clock, caller: Caller): Promise<Card[]> 
 
 /**
  * The card's number, code and expiry: opened from the card row, or, when the provider keeps them (the row's
- * sealed number is empty: `IssuedCard.keptByProvider`), read from the provider now and kept nowhere.
+ * sealed number is `KEPT_BY_PROVIDER`: `IssuedCard.keptByProvider`), read from the provider now and kept nowhere.
  */
 async function getSensitiveDetails(
   { db, cipher, provider }: { db: Db; cipher: CardDataCipher; provider: CardProvider },
@@ -68,7 +68,7 @@ async function getSensitiveDetails(
   if (card.status === 'processing') throw new CardServiceError('CARD_PROCESSING');
   const pan = cipher.decrypt(card.pan_encrypted, `${card.id}:pan`);
   const kept =
-    pan === '' && provider.readDetails !== undefined
+    pan === KEPT_BY_PROVIDER && provider.readDetails !== undefined
       ? await callProvider('read', () => provider.readDetails!(card.provider_card_id))
       : { pan, cvv: cipher.decrypt(card.cvv_encrypted, `${card.id}:cvv`), exp: card.exp };
   return { id: card.id, pan: kept.pan, cvv: kept.cvv, exp: kept.exp, maskedPan: card.masked_pan, name: card.name };

@@ -23,10 +23,13 @@ export interface IssuedCard {
   address: BillingAddress;
   /**
    * Set when the provider keeps the number and code itself (`readDetails` reads them when asked): `pan` and
-   * `cvv` are then empty, and the card row keeps only these last four digits of the number.
+   * `cvv` are then `KEPT_BY_PROVIDER`, and the card row keeps only these last four digits of the number.
    */
   keptByProvider?: { lastFour: string };
 }
+
+/** What a card row seals in place of a number and code its provider keeps (a sealed value is never empty). */
+export const KEPT_BY_PROVIDER = 'kept-by-provider';
 
 /** What a card row shows of its number: the last four digits (`maskPan`), whoever keeps the number. */
 export function maskedPanOf(issued: IssuedCard): string {

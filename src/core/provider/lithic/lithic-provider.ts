@@ -5,6 +5,7 @@ import {
   type CardProvider,
   type IssuedCard,
   type IssueRequest,
+  KEPT_BY_PROVIDER,
   type PendingIssue,
   type ProviderCallOptions,
   type ProviderCardDetails,
@@ -67,8 +68,8 @@ export class LithicCardProvider implements CardProvider {
     return {
       providerCardId: card.token,
       // Whatever Lithic sent of the number and code is dropped here: they stay Lithic's (`readDetails`).
-      pan: '',
-      cvv: '',
+      pan: KEPT_BY_PROVIDER,
+      cvv: KEPT_BY_PROVIDER,
       exp: expiryOf(card),
       // Lithic keeps billing addresses on the account holder, not the card: the card shows its country only.
       address: { city: '', line1: '', line2: null, state: '', country: request.country, postalCode: '' },

@@ -1,0 +1,306 @@
+import assert from 'node:assert/strict';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { randomUUID } from 'node:crypto';
+import { after, afterEach, before, describe, test } from 'node:test';
+import { startCore } from '../../src/app/compose.js';
+import { loadConfig } from '../../src/app/config.js';
+import { FakeClock } from '../../src/infra/clock.js';
+import { LithicClient } from '../../src/core/provider/lithic/lithic-client.js';
+import { LithicCardProvider } from '../../src/core/provider/lithic/lithic-provider.js';
+import { adminCommands } from '../helpers/admin.js';
+import { catalogue, newCustomer, TEST_CARD_DATA_KEY, type TestCore } from '../helpers/core.js';
+import { assertNoProblems, lithicOpenApiSkip, lithicValidator } from '../helpers/lithic-openapi.js';
+
+// The Lithic adapter against a small local server playing Lithic: every request it receives is checked
+// against Lithic's OpenAPI document (path, method, body), and answered as the document describes.
+
+interface Seen {
+  method: string;
+  path: string;
+  query: URLSearchParams;
+  headers: IncomingMessage['headers'];
+  body: unknown;
+}
+
+const PAN = '4111111289144142';
+const TXN = '00000000-0000-4000-8000-0000000000aa';
+const skip = lithicOpenApiSkip();
+
+describe('Lithic provider', { skip }, () => {
+  const seen: Seen[] = [];
+  const cards = new Map<string, { token: string; state: string; memo: string; type: string; created: string }>();
+  let stall = false;
+  /** What the document finds wrong in the requests received: checked after each test. */
+  const problems: string[] = [];
+  afterEach(() => assertNoProblems(problems.splice(0), 'the requests sent to Lithic'));
+  let baseUrl = '';
+  const server = createServer((req, res) => void answer(req, res));
+
+  async function answer(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    let raw = '';
+    for await (const chunk of req) raw += chunk;
+    const url = new URL(req.url ?? '/', 'http://x');
+    const body = raw === '' ? undefined : JSON.parse(raw);
+    seen.push({ method: req.method ?? '', path: url.pathname, query: url.searchParams, headers: req.headers, body });
+    if (stall) return; // never answered: the client's time limit must end the call
+    if (body !== undefined) problems.push(...lithicValidator().request(req.method ?? '', url.pathname, body));
+    const send = (status: number, value: unknown) => {
+      res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(value));
+    };
+    if (req.headers.authorization !== 'test-lithic-key') return send(401, { message: 'Please provide API key in Authorization header' });
+    const full = (c: { token: string; state: string; memo: string; type: string; created: string }) => ({
+      ...c,
+      account_token: '00000000-0000-4000-8000-000000000001',
+      card_program_token: '00000000-0000-4000-8000-000000000002',
+      funding: {},
+      last_four: PAN.slice(-4),
+      pin_status: 'OK',
+      spend_limit: 0,
+      spend_limit_duration: 'FOREVER',
+      exp_month: '06',
+      exp_year: '2029',
+      pan: PAN,
+      cvv: '776',
+    });
+    const byToken = /^\/v1\/cards\/([^/]+)$/.exec(url.pathname);
+    if (req.method === 'POST' && url.pathname === '/v1/cards') {
+      const token = randomUUID();
+      cards.set(token, { token, state: 'OPEN', memo: body.memo, type: body.type, created: new Date().toISOString() });
+      return send(200, full(cards.get(token)!));
+    }
+    if (req.method === 'GET' && url.pathname === '/v1/cards') {
+      const data = [...cards.values()].filter((c) => c.memo.includes(url.searchParams.get('memo') ?? '')).map(full);
+      return send(200, { data, has_more: false });
+    }
+    if (byToken && cards.has(byToken[1]!)) {
+      const card = cards.get(byToken[1]!)!;
+      if (req.method === 'PATCH') {
+        if (card.state === 'CLOSED') return send(422, { message: 'Card is closed' });
+        card.state = body.state;
+      }
+      return send(200, full(card));
+    }
+    if (url.pathname === '/v1/responder_endpoints') {
+      return send(
+        200,
+        req.method === 'GET' ? { enrolled: true, url: 'https://cards.example.com/provider/lithic/asa' } : { enrolled: true },
+      );
+    }
+    if (req.method === 'POST' && url.pathname === '/v1/event_subscriptions') return send(201, { token: 'sub-1', url: body.url });
+    if (url.pathname === '/v1/auth_stream/secret') return send(200, { secret: 'asa-secret-from-lithic' });
+    if (url.pathname === '/v1/event_subscriptions/sub-1/secret') return send(200, { secret: 'whsec_from_lithic' });
+    if (url.pathname.startsWith('/v1/simulate/')) return send(201, { token: TXN, debugging_request_id: 'dbg' });
+    send(404, { message: 'Not found' });
+  }
+
+  let t: TestCore;
+  before(async () => {
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const clock = new FakeClock('2026-03-01T12:00:00.000Z');
+    const runtime = await startCore({
+      databaseUrl: ':memory:',
+      cardDataKey: TEST_CARD_DATA_KEY,
+      clock,
+      settings: { providerTimeoutMs: 2_000 },
+      lithic: { apiKey: 'test-lithic-key', apiUrl: baseUrl },
+    });
+    t = { ...runtime, clock };
+  });
+  after(async () => {
+    await t.close();
+    server.closeAllConnections();
+    server.close();
+  });
+
+  test('a card is created with POST /v1/cards (its type, the nickname as memo, an Idempotency-Key) and its row holds no PAN', async () => {
+    const alice = await newCustomer(t);
+    const { bin, plan } = await catalogue(t);
+    seen.length = 0;
+    const card = await t.core.createCard(alice.caller, { bin_id: bin.id, planId: plan.id, name: 'Groceries', type: 'single_use' });
+    const post = seen.find((s) => s.method === 'POST' && s.path === '/v1/cards')!;
+    assert.deepEqual(post.body, { type: 'SINGLE_USE', memo: 'Groceries', state: 'OPEN' });
+    assert.equal(post.headers['idempotency-key'], card.id);
+    const row = await t.database.db.selectFrom('cards').selectAll().where('id', '=', card.id).executeTakeFirstOrThrow();
+    assert.equal(row.provider_card_id, [...cards.values()].find((c) => c.memo === 'Groceries')!.token);
+    assert.equal(row.masked_pan, '**** **** **** 4142');
+    assert.equal(t.cipher.decrypt(row.pan_encrypted, `${card.id}:pan`), 'kept-by-provider');
+    assert.equal(t.cipher.decrypt(row.cvv_encrypted, `${card.id}:cvv`), 'kept-by-provider');
+    assert.ok(!JSON.stringify(row).includes(PAN));
+
+    // The details are read from Lithic when asked, and still not kept.
+    seen.length = 0;
+    const details = await t.core.getSensitiveDetails(alice.caller, card.id);
+    assert.deepEqual({ pan: details.pan, cvv: details.cvv, exp: details.exp }, { pan: PAN, cvv: '776', exp: '06/29' });
+    assert.deepEqual(
+      seen.map((s) => `${s.method} ${s.path}`),
+      [`GET /v1/cards/${row.provider_card_id}`],
+    );
+    const after = await t.database.db.selectFrom('cards').select('pan_encrypted').where('id', '=', card.id).executeTakeFirstOrThrow();
+    assert.equal(after.pan_encrypted, row.pan_encrypted);
+  });
+
+  test('freeze, unfreeze and close are PATCH /v1/cards/{card_token} with PAUSED, OPEN and CLOSED', async () => {
+    const bob = await newCustomer(t, 100_000, 'Bob');
+    const { bin, plan } = await catalogue(t);
+    const card = await t.core.createCard(bob.caller, { bin_id: bin.id, planId: plan.id, name: 'Ads' });
+    seen.length = 0;
+    await t.core.freeze(bob.caller, card.id);
+    await t.core.unfreeze(bob.caller, card.id);
+    await t.core.close(bob.caller, card.id);
+    const token = [...cards.values()].find((c) => c.memo === 'Ads')!.token;
+    assert.deepEqual(
+      seen.map((s) => [s.method, s.path, (s.body as { state?: string } | undefined)?.state]),
+      [
+        ['PATCH', `/v1/cards/${token}`, 'PAUSED'],
+        ['PATCH', `/v1/cards/${token}`, 'OPEN'],
+        ['PATCH', `/v1/cards/${token}`, 'CLOSED'],
+      ],
+    );
+    assert.equal(cards.get(token)!.state, 'CLOSED');
+  });
+
+  test('a call Lithic does not answer is given up within its time limit, as a provider failure', async () => {
+    const provider = new LithicCardProvider(new LithicClient({ apiKey: 'test-lithic-key', baseUrl, timeoutMs: 150, retries: 1 }));
+    stall = true;
+    seen.length = 0;
+    try {
+      await assert.rejects(provider.freeze('00000000-0000-4000-8000-000000000009'), {
+        name: 'ProviderError',
+        message: /did not answer PATCH \/v1\/cards\/[-0-9a-f]+ within 150 ms/,
+      });
+      // A PATCH that sets a state is safe to repeat: tried twice.
+      assert.equal(seen.length, 2);
+    } finally {
+      stall = false;
+    }
+  });
+
+  test('a creation a crash left pending is settled by asking Lithic: the card it made is closed, the fee given back', async () => {
+    const carol = await newCustomer(t, 100_000, 'Carol');
+    const { bin, plan } = await catalogue(t);
+    const walletBefore = (await t.core.walletBalance(carol.caller)).balance;
+    // The crash: Lithic made the card, the process died before settling it.
+    const issue = t.provider.issue.bind(t.provider);
+    t.provider.issue = async (request, options) => {
+      await issue(request, options);
+      throw new Error('crash');
+    };
+    try {
+      await assert.rejects(t.core.createCard(carol.caller, { bin_id: bin.id, planId: plan.id, name: 'Crash test' }), /crash/);
+    } finally {
+      t.provider.issue = issue;
+    }
+    const made = [...cards.values()].find((c) => c.memo === 'Crash test')!;
+    assert.equal(made.state, 'OPEN');
+    t.clock.advance(120_000);
+    const { createPendingOperations } = await import('../../src/core/operations/pending-operations.js');
+    const { askProviderFirst } = await import('../../src/core/operations/pending-settlement.js');
+    seen.length = 0;
+    const recovered = await createPendingOperations(t.database.db, t.clock).recover(undefined, (op) =>
+      askProviderFirst(t.database.db, t.provider, op),
+    );
+    assert.equal(recovered.length, 1);
+    assert.ok(seen.some((s) => s.method === 'GET' && s.path === '/v1/cards' && s.query.get('memo') === 'Crash test'));
+    assert.equal(made.state, 'CLOSED');
+    assert.equal((await t.core.walletBalance(carol.caller)).balance, walletBefore);
+  });
+
+  test('provider lithic status, enroll and simulate through the admin command line', async () => {
+    const admin = adminCommands(() => t);
+    const status = await admin('provider', 'lithic', 'status', '--json');
+    assert.equal(status.code, 0, status.out);
+    assert.deepEqual(
+      { ...status.json(), apiUrl: undefined },
+      {
+        ok: true,
+        apiUrl: undefined,
+        reachable: true,
+        keyValid: true,
+        asaEnrolled: true,
+        asaUrl: 'https://cards.example.com/provider/lithic/asa',
+      },
+    );
+    seen.length = 0;
+    const enrolled = await admin('provider', 'lithic', 'enroll', '--url', 'https://cards.example.com', '--json');
+    assert.equal(enrolled.code, 0, enrolled.out);
+    assert.equal(enrolled.json().asaSecret, 'asa-secret-from-lithic');
+    assert.equal(enrolled.json().webhookSecret, 'whsec_from_lithic');
+    assert.deepEqual(seen[0]!.body, { type: 'AUTH_STREAM_ACCESS', url: 'https://cards.example.com/provider/lithic/asa' });
+    assert.equal((seen[1]!.body as { url: string }).url, 'https://cards.example.com/provider/lithic/events');
+
+    const dave = await newCustomer(t, 100_000, 'Dave');
+    const { bin, plan } = await catalogue(t);
+    const card = await t.core.createCard(dave.caller, { bin_id: bin.id, planId: plan.id, name: 'Sim' });
+    seen.length = 0;
+    const authorized = await admin(
+      'provider',
+      'lithic',
+      'simulate',
+      'authorize',
+      '--card',
+      card.id,
+      '--amount',
+      '12.34',
+      '--merchant',
+      'Shop',
+      '--mcc',
+      '5411',
+      '--json',
+    );
+    assert.equal(authorized.code, 0, authorized.out);
+    assert.equal(authorized.json().transactionToken, TXN);
+    assert.deepEqual(seen.at(-1)!.body, { pan: PAN, amount: 1234, descriptor: 'Shop', mcc: '5411' });
+    assert.ok(!authorized.out.includes(PAN));
+    const cleared = await admin('provider', 'lithic', 'simulate', 'clear', '--transaction', TXN, '--json');
+    assert.equal(cleared.code, 0, cleared.out);
+    assert.deepEqual(seen.at(-1)!.body, { token: TXN });
+    const voided = await admin('provider', 'lithic', 'simulate', 'void', '--transaction', TXN, '--json');
+    assert.equal(voided.code, 0);
+    assert.equal(seen.at(-1)!.path, '/v1/simulate/void');
+    const returned = await admin('provider', 'lithic', 'simulate', 'return', '--card', card.id, '--amount', '5', '--json');
+    assert.equal(returned.code, 0, returned.out);
+    assert.deepEqual(seen.at(-1)!.body, { pan: PAN, amount: 500, descriptor: 'Simulated merchant' });
+  });
+
+  test('a refused API key shows in status as reachable with the key not valid', async () => {
+    const other = { ...t, lithic: new LithicClient({ apiKey: 'wrong-key', baseUrl, timeoutMs: 1_000 }) };
+    const status = await adminCommands(() => other)('provider', 'lithic', 'status', '--json');
+    assert.equal(status.json().reachable, true);
+    assert.equal(status.json().keyValid, false);
+  });
+});
+
+describe('Lithic settings', () => {
+  const base = { BOT_TOKEN: '123:abc' };
+  test('CARD_PROVIDER is sandbox unless set, and needs nothing', () => {
+    assert.equal(loadConfig(base).CARD_PROVIDER, 'sandbox');
+  });
+  test('CARD_PROVIDER=lithic without LITHIC_API_KEY is refused, naming the setting', () => {
+    assert.throws(() => loadConfig({ ...base, CARD_PROVIDER: 'lithic' }), /CARD_PROVIDER=lithic needs LITHIC_API_KEY/);
+  });
+  test('CARD_PROVIDER=lithic is refused in remote mode', () => {
+    assert.throws(
+      () => loadConfig({ ...base, CARD_PROVIDER: 'lithic', LITHIC_API_KEY: 'key_12345678', CARD_SERVICE_URL: 'https://cards.example.com' }),
+      /remote mode/,
+    );
+  });
+  test("LITHIC_API_URL defaults to Lithic's sandbox and refuses plain http off this machine", () => {
+    assert.equal(
+      loadConfig({ ...base, CARD_PROVIDER: 'lithic', LITHIC_API_KEY: 'key_12345678' }).LITHIC_API_URL,
+      'https://sandbox.lithic.com',
+    );
+    assert.throws(() => loadConfig({ ...base, LITHIC_API_URL: 'http://lithic.example.com' }), /unencrypted/);
+  });
+  test('a refusal never shows the API key', () => {
+    const error = (() => {
+      try {
+        loadConfig({ ...base, CARD_PROVIDER: 'lithic', LITHIC_API_KEY: 'secret key with spaces' });
+      } catch (e) {
+        return e as Error;
+      }
+    })();
+    assert.ok(error && !error.message.includes('secret key with spaces'));
+  });
+});
