@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, test } from 'node:test';
 import type { Updateable } from 'kysely';
 import type { AuthorizationInput } from '../../src/core/authorization/types.js';
+import { postJournal } from '../../src/core/ledger/ledger.js';
 import type { CardsTable } from '../../src/db/schema.js';
 import { newCard, newCustomer, type TestCore } from '../helpers/core.js';
 import { dialects, useCore } from './dialects.js';
@@ -52,6 +53,55 @@ for (const dialect of dialects()) {
       assert.equal((await t.core.clearAuthorization({ providerTransactionId: first.providerTransactionId })).cardClosed, true);
       const next = await t.core.authorize(purchase(card.id, 100));
       assert.deepEqual([next.declineCode, next.fix], ['card_closed', { kind: 'new_card_like' }]);
+    });
+
+    test('a hold released, or a smaller clearing, after its card was closed credits the wallet; the ledger stays exact', async (ctx) => {
+      const t = await useCore(ctx, dialect);
+      const { alice, card, balance, wallet } = await funded(t, 10_000);
+      const voided = purchase(card.id, 3_000);
+      const expiring = purchase(card.id, 2_000);
+      const smaller = purchase(card.id, 1_000);
+      for (const asked of [voided, expiring, smaller]) assert.equal((await t.core.authorize(asked)).approved, true);
+      const before = await wallet();
+      assert.equal((await t.core.close(alice.caller, card.id)).balanceWithdrawn, 4_000);
+      assert.equal(await wallet(), before + 4_000);
+      const released = await t.core.voidAuthorization(voided.providerTransactionId);
+      assert.deepEqual([released.status, released.cardBalance], ['voided', 0]);
+      assert.equal(await wallet(), before + 7_000);
+      const cleared = await t.core.clearAuthorization({ providerTransactionId: smaller.providerTransactionId, amount: 600 });
+      assert.deepEqual([cleared.status, cleared.cardBalance], ['cleared', 0]);
+      assert.equal(await wallet(), before + 7_400);
+      t.clock.advance(7 * 86_400_000);
+      assert.equal((await t.core.expireAuthorizations()).length, 1);
+      assert.equal(await wallet(), before + 9_400);
+      assert.equal(await balance(), 0);
+      await assertLedgerExact(t);
+    });
+
+    test('ledger check reports a closed card holding a balance', async (ctx) => {
+      const t = await useCore(ctx, dialect);
+      const { alice, card } = await funded(t, 1_000);
+      await t.core.close(alice.caller, card.id);
+      await assertLedgerExact(t);
+      const row = await t.database.db.selectFrom('cards').select('account_id').where('id', '=', card.id).executeTakeFirstOrThrow();
+      const wallet = alice.caller.walletAccountId;
+      // A stranded credit, as the engine wrote one before a closed card's credits went to the wallet.
+      await t.database.db.transaction().execute(async (trx) => {
+        await postJournal(trx, {
+          reference: 'stranded',
+          kind: 'test',
+          at: t.clock.now().toISOString(),
+          postings: [
+            { accountId: wallet, amount: -250 },
+            { accountId: row.account_id, amount: 250 },
+          ],
+        });
+      });
+      const ledger = await t.admin.checkLedger();
+      assert.deepEqual(
+        ledger.differences.map((d) => [d.accountId, d.kind, d.cached, d.closedCardId]),
+        [[row.account_id, 'card', 250, card.id]],
+      );
     });
   });
 }

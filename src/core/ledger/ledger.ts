@@ -162,6 +162,8 @@ export interface LedgerDifference {
   kind: AccountKind;
   cached: Cents;
   fromEntries: Cents;
+  /** Set when the difference is a closed card holding a balance (which should be zero): that card's id. */
+  closedCardId?: string;
 }
 
 /**
@@ -190,6 +192,7 @@ export async function checkLedger(db: Executor): Promise<{
   const differences = balances.filter((r) => r.kind !== 'system' && r.cached !== r.fromEntries);
   const held = await unreconciledAuthorizations(db);
   if (held) differences.push(held);
+  differences.push(...(await closedCardsHoldingMoney(db)));
   const unbalanced = await db
     .selectFrom('entries')
     .select('journal_id')
@@ -220,4 +223,26 @@ async function unreconciledAuthorizations(db: Executor): Promise<LedgerDifferenc
     : { sum: 0 };
   if (Number(pending.held) === Number(entries.sum)) return undefined;
   return { accountId: account?.id ?? 0, kind: 'system', cached: Number(pending.held), fromEntries: Number(entries.sum) };
+}
+
+/**
+ * Closed cards that still hold a balance: nothing can take money off a closed card, so any there is
+ * stranded (a credit meant for one goes to its owner's wallet instead). Reported as a difference of the
+ * card's account, `closedCardId` naming the card.
+ */
+async function closedCardsHoldingMoney(db: Executor): Promise<LedgerDifference[]> {
+  const rows = await db
+    .selectFrom('cards')
+    .innerJoin('accounts', 'accounts.id', 'cards.account_id')
+    .select(['cards.id as cardId', 'accounts.id as accountId', 'accounts.kind as kind', 'accounts.balance as balance'])
+    .where('cards.status', '=', 'closed')
+    .where('accounts.balance', '<>', 0)
+    .execute();
+  return rows.map((r) => ({
+    accountId: r.accountId,
+    kind: r.kind,
+    cached: Number(r.balance),
+    fromEntries: Number(r.balance),
+    closedCardId: r.cardId,
+  }));
 }

@@ -67,3 +67,14 @@ export async function lockedCardStatus(ex: Executor, cardId: string): Promise<Ca
   if (!row) throw new Error(`No card ${cardId}`);
   return row.status;
 }
+
+/**
+ * The account a credit meant for a card goes to (a hold released, the rest of a smaller clearing, a
+ * refund): the card's own, or its owner's wallet once the card is closed, where nothing could reach it
+ * (a closed card takes no top-up, withdrawal or closure). Read with the card locked.
+ */
+export async function creditAccountOf(ex: Executor, card: { status: string; account_id: number; user_id: string }): Promise<number> {
+  if (card.status !== 'closed') return card.account_id;
+  const owner = await ex.selectFrom('users').select('wallet_account_id').where('id', '=', card.user_id).executeTakeFirstOrThrow();
+  return owner.wallet_account_id;
+}

@@ -11,7 +11,7 @@ import {
 } from '../../authorization/types.js';
 import { postJournal, SYSTEM_ACCOUNTS } from '../../ledger/ledger.js';
 import type { Cents } from '../../ledger/money.js';
-import { accountBalance, lockedBalance } from '../../operations/card-queries.js';
+import { accountBalance, creditAccountOf, lockedBalance } from '../../operations/card-queries.js';
 import type { MoneyStoreDeps } from '../port.js';
 import { type AuthorizationRow, announce, byProviderId, type LockedCard, lockCard } from './authorization.js';
 import { autoTopUp } from './authorization-topup.js';
@@ -75,12 +75,13 @@ export async function clearAuthorization(deps: MoneyStoreDeps, request: Clearing
       if (extra > available) return refused('insufficient_funds', available, autoTopup);
     }
     const at = isoTime(request.now);
+    // Less than held: the rest is a credit, to the owner's wallet once the card is closed (`creditAccountOf`).
     const posted = await postJournal(trx, {
       reference: `clear:${row.id}`,
       kind: 'authorization_clearing',
       at,
       postings: [
-        { accountId: card.account_id, amount: -extra },
+        { accountId: extra < 0 ? await creditAccountOf(trx, card) : card.account_id, amount: -extra },
         { accountId: await deps.systemAccounts(trx, SYSTEM_ACCOUNTS.authorized), amount: -held, system: true },
         { accountId: await deps.systemAccounts(trx, SYSTEM_ACCOUNTS.merchants), amount: cleared, system: true },
       ],
@@ -130,12 +131,13 @@ export async function releaseAuthorization(deps: MoneyStoreDeps, request: Releas
     if (row.status === request.why) return { ...result, cardBalance: await accountBalance(trx, card.account_id), replayed: true };
     if (row.status !== 'pending') throw notPending(row);
     const at = isoTime(request.now);
+    // A hold released on a card closed meanwhile goes to the owner's wallet (`creditAccountOf`).
     const posted = await postJournal(trx, {
       reference: `release:${row.id}`,
       kind: 'authorization_release',
       at,
       postings: [
-        { accountId: card.account_id, amount },
+        { accountId: await creditAccountOf(trx, card), amount },
         { accountId: await deps.systemAccounts(trx, SYSTEM_ACCOUNTS.authorized), amount: -amount, system: true },
       ],
     });
@@ -146,7 +148,7 @@ export async function releaseAuthorization(deps: MoneyStoreDeps, request: Releas
       .where('id', '=', row.id)
       .execute();
     await trx.updateTable('card_authorizations').set({ status: request.why, updated_at: at }).where('id', '=', row.id).execute();
-    const cardBalance = posted.balances.get(card.account_id) ?? 0;
+    const cardBalance = posted.balances.get(card.account_id) ?? (await accountBalance(trx, card.account_id));
     await announce(trx, card, {
       transactionId: row.id,
       status: 'Reversed',
