@@ -34,6 +34,10 @@ export interface HttpApiSettings {
   WEBAPP_URL?: string;
   BOT_TOKEN?: string;
   SENSITIVE_TTL_SECONDS: number;
+  /** With `lithic`, Lithic's ASA and events routes are served (`routes/lithic.ts`), each when its secret is set. */
+  CARD_PROVIDER?: 'sandbox' | 'lithic';
+  LITHIC_ASA_SECRET?: string;
+  LITHIC_WEBHOOK_SECRET?: string;
 }
 
 export interface HttpApiOptions {
@@ -87,6 +91,10 @@ export async function startHttpApi(options: HttpApiOptions): Promise<RunningHttp
     metrics,
     botReady,
     ...(remote ? { cardApi: false, cardServiceReady: remote.cardServiceReady } : {}),
+    lithic:
+      !remote && config.CARD_PROVIDER === 'lithic'
+        ? { asaSecret: config.LITHIC_ASA_SECRET, webhookSecret: config.LITHIC_WEBHOOK_SECRET, registry }
+        : undefined,
     webApp:
       config.WEBAPP_URL && config.BOT_TOKEN && webApp
         ? { url: config.WEBAPP_URL, botToken: config.BOT_TOKEN, showSeconds: config.SENSITIVE_TTL_SECONDS, bot: webApp }
