@@ -152,6 +152,29 @@ describe('decline alerts and their fixes, over real Bot API traffic', () => {
     assert.notEqual(made.id, card.id);
   });
 
+  it('"New card like this" when the used card’s plan is no longer offered: BIN and plan chosen, still single-use', async () => {
+    const { customer, user } = await linked(5211);
+    const { bin } = await catalogue(runtime);
+    const retired = await runtime.admin.addPlan({ name: 'Retired', description: 'Gone', limit: 100_000, creationFee: 0 });
+    const once = await runtime.core.createCard(customer.caller, { bin_id: bin.id, planId: retired.id, name: 'Once', type: 'single_use' });
+    await runtime.core.topup(customer.caller, once.id, { amount: 5_000 });
+    await runtime.admin.simulatePurchase(once.id, 1_000, 'Shop', { hold: true });
+    await runtime.admin.deactivatePlan(retired.id);
+    const mark = server.mark();
+    await runtime.admin.simulatePurchase(once.id, 1_000, 'Shop');
+    const alert = await server.nextMessage(5211, mark, 'Declined');
+    const bins = await server.nextMessage(5211, user.press(alert, 'New card like this').mark, 'BIN');
+    const plans = await server.nextMessage(5211, user.press(bins, bin.bin).mark, 'Pick a plan');
+    const { plans: offered } = await catalogue(runtime);
+    assert.ok(!offered.some((p) => p.id === retired.id));
+    await server.nextMessage(5211, user.press(plans, offered[0]!.name).mark, 'Name the card');
+    const coupon = await server.nextMessage(5211, user.send('Again').mark, 'coupon code');
+    const summary = await server.nextMessage(5211, user.press(coupon, 'Skip').mark, 'Again');
+    await server.nextEdit(5211, user.press(summary, 'Confirm').mark, 'Card “Again” created');
+    const made = (await runtime.core.listCards(customer.caller)).find((c) => c.name === 'Again')!;
+    assert.deepEqual([made.binId, made.planId, made.type], [bin.id, offered[0]!.id, 'single_use']);
+  });
+
   it('a merchant-locked card at another merchant: the merchant it is locked to named, no fix button', async () => {
     const { customer } = await linked(5207);
     const { bin, plan } = await catalogue(runtime);

@@ -92,7 +92,8 @@ export function createCardConversation(s: Services) {
       })),
     );
     const plan = plans.find((p) => String(p.id) === planChoice.choice)!;
-    await nameAndConfirm(conversation, s, planChoice.ctx, { bin, plan });
+    // A template whose BIN or plan is no longer offered still gives its type (a single-use card stays single-use).
+    await nameAndConfirm(conversation, s, planChoice.ctx, { bin, plan, type: template?.type });
   };
 }
 
