@@ -103,5 +103,21 @@ for (const dialect of dialects()) {
         [[row.account_id, 'card', 250, card.id]],
       );
     });
+
+    test('a refund is never declined: a frozen card gets it, a closed card’s owner gets it in the wallet', async (ctx) => {
+      const t = await useCore(ctx, dialect);
+      const { alice, card, balance, wallet } = await funded(t, 1_000);
+      await t.core.freeze(alice.caller, card.id);
+      const frozen = await t.admin.simulateRefund(card.id, 300);
+      assert.deepEqual([frozen.status, frozen.declineCode, frozen.cardBalance], ['Approved', null, 1_300]);
+      assert.equal(await balance(), 1_300);
+      await t.core.unfreeze(alice.caller, card.id);
+      await t.core.close(alice.caller, card.id);
+      const before = await wallet();
+      const closed = await t.admin.simulateRefund(card.id, 200);
+      assert.deepEqual([closed.status, closed.declineCode, closed.cardBalance], ['Approved', null, 0]);
+      assert.equal(await wallet(), before + 200);
+      await assertLedgerExact(t);
+    });
   });
 }

@@ -1,6 +1,6 @@
 import { randomInt, randomUUID } from 'node:crypto';
 import { recordCardTransaction } from '../operations/card-records.js';
-import { accountBalance, lockedCardStatus, selectCards } from '../operations/card-queries.js';
+import { accountBalance, creditAccountOf, lockedCardStatus, selectCards } from '../operations/card-queries.js';
 import type { CoreDeps } from '../deps.js';
 import { createSandboxMailbox } from '../provider/mailbox.js';
 import { recordEvent } from '../operations/events.js';
@@ -218,44 +218,45 @@ export function createSandbox(deps: CoreDeps) {
     },
   };
 
-  /** A refund: a credit from the merchants onto the card, declined only on a frozen or closed card. */
+  /**
+   * A refund: a credit from the merchants, whatever the card's state (the merchant owes it): onto the card,
+   * frozen or not, or onto the owner's wallet once the card is closed (`creditAccountOf`). Never declined.
+   */
   async function refund(cardId: string, amount: Cents, merchant: string): Promise<SimulatedTransaction> {
     if (!Number.isSafeInteger(amount) || amount <= 0) throw new AdminError('The amount must be positive');
     const card = await issuedCardById(cardId);
     const at = now();
     return db.transaction().execute(async (trx) => {
       const merchants = await systemAccountId(trx, SYSTEM_ACCOUNTS.merchants);
-      // Read under a lock: a closure or freeze running beside this one decides first or waits.
+      // Read under a lock: a closure running beside this one decides first or waits.
       const status = await lockedCardStatus(trx, card.id);
-      const declineCode = status === 'frozen' ? 'card_frozen' : status === 'closed' ? 'card_closed' : null;
-      const posted = declineCode
-        ? null
-        : await postJournal(trx, {
-            reference: `refund:${randomUUID()}`,
-            kind: 'refund',
-            at,
-            postings: [
-              { accountId: card.account_id, amount },
-              { accountId: merchants, amount: -amount, system: true },
-            ],
-          });
-      const outcome = declineCode ? 'Declined' : 'Approved';
+      const credited = await creditAccountOf(trx, { status, account_id: card.account_id, user_id: card.user_id });
+      const posted = await postJournal(trx, {
+        reference: `refund:${randomUUID()}`,
+        kind: 'refund',
+        at,
+        postings: [
+          { accountId: credited, amount },
+          { accountId: merchants, amount: -amount, system: true },
+        ],
+      });
+      if (!posted) throw new Error('A refund cannot be refused');
       // What the statement's line and the chat's push both say of the transaction.
       const line = {
-        status: outcome,
+        status: 'Approved',
         side: 'Credit',
         type: 'refund',
         amount,
         currency: card.currency,
         merchantName: merchant,
-        declineCode,
+        declineCode: null,
       } as const;
-      const journalId = posted?.journalId ?? null;
+      const journalId = posted.journalId;
       const transactionId = await recordCardTransaction(trx, { cardId: card.id, userId: card.user_id, journalId, ...line, at });
-      const cardBalance = posted?.balances.get(card.account_id) ?? (await accountBalance(trx, card.account_id));
+      const cardBalance = posted.balances.get(card.account_id) ?? (await accountBalance(trx, card.account_id));
       const event = { kind: 'card_transaction', transactionId, ...pushedCard(card), ...line, cardBalance, createdAt: at } as const;
       await recordEvent(trx, card.user_id, event, at);
-      return { transactionId, status: outcome, declineCode, cardBalance };
+      return { transactionId, status: line.status, declineCode: null, cardBalance };
     });
   }
 
