@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { type ControlsCallback, decodeControls, encodeControls } from '../../src/bot/ui/controls-callbacks.js';
+import { CONTROL_AMOUNT_MAX } from '../../src/bot/card-service/from-core.js';
+import { type ControlsCallback, decodeControls, encodeControls, fixButtonData } from '../../src/bot/ui/controls-callbacks.js';
 
 const cardId = '0192f3a4-5b6c-7d8e-9f01-23456789abcd';
 
@@ -30,6 +31,20 @@ describe('controls and fix buttons’ callback data', () => {
       assert.ok(Buffer.byteLength(raw) <= 64, raw);
       assert.deepEqual(decodeControls(raw), data);
     }
+  });
+
+  it('a fix a press could not carry out has no button: an amount past 9 digits, a limit past what the controls accept', () => {
+    const topup = (amount: number) => fixButtonData(cardId, { kind: 'topup', amount });
+    const raise = (to: number) => fixButtonData(cardId, { kind: 'raise_limit', control: 'daily_limit', to });
+    assert.deepEqual(decodeControls(topup(999_999_999)!), { kind: 'fix', cardId, fix: { kind: 'topup', amount: 999_999_999 } });
+    assert.equal(topup(1_000_000_000), undefined);
+    assert.deepEqual(decodeControls(raise(CONTROL_AMOUNT_MAX)!), {
+      kind: 'fix',
+      cardId,
+      fix: { kind: 'raise_limit', control: 'daily_limit', to: CONTROL_AMOUNT_MAX },
+    });
+    assert.equal(raise(CONTROL_AMOUNT_MAX + 1), undefined);
+    assert.equal(fixButtonData(cardId, { kind: 'unfreeze' }), `f:${cardId}:u`);
   });
 
   it('tampered data is nothing (passed on, answered as an expired button)', () => {

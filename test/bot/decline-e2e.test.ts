@@ -66,6 +66,17 @@ describe('decline alerts and their fixes, over real Bot API traffic', () => {
     assert.equal((await runtime.core.getControls(customer.caller, card.id)).dailyLimit, 5_000);
   });
 
+  it('over a limit by more than a limit may be: the reason alone, no "Raise the limit" it could not set', async () => {
+    const { customer, card } = await linked(5212, { balance: 10_000 });
+    await runtime.core.setControls(customer.caller, card.id, { perPurchaseLimit: 2_000 });
+    const mark = server.mark();
+    const declined = await runtime.admin.simulatePurchase(card.id, 200_000_000, 'Yacht');
+    assert.equal(declined.declineCode, 'per_purchase_limit');
+    const alert = await server.nextMessage(5212, mark, 'Declined');
+    assert.match(alert.text, /at Yacht on “Ads” .*: over the card's per-purchase limit\.$/);
+    assert.deepEqual(buttons(alert), ['🧊 Freeze']);
+  });
+
   it('a held purchase is pushed as held, and its void as released with the balance back', async () => {
     const { card } = await linked(5209, { balance: 5_000 });
     let mark = server.mark();

@@ -26,4 +26,5 @@ export { CATEGORY_GROUP_NAMES, type CategoryGroup } from '../../core/authorizati
 export type { DeclineCode, DeclineFix, LimitControl } from '../../core/authorization/declines.js';
 export type { AutoTopupEvent, CardTransactionEvent } from '../../core/operations/events.js';
 export type { AutoTopupInput, CardControlsView, ControlsInput } from '../../core/operations/card-controls.js';
+export { CONTROL_AMOUNT_MAX } from '../../core/rules/control-schemas.js';
 export type { AutoTopup } from '../../core/authorization/controls.js';

@@ -1,4 +1,10 @@
-import { CATEGORY_GROUP_NAMES, type CategoryGroup, type DeclineFix, type LimitControl } from '../card-service/from-core.js';
+import {
+  CATEGORY_GROUP_NAMES,
+  CONTROL_AMOUNT_MAX,
+  type CategoryGroup,
+  type DeclineFix,
+  type LimitControl,
+} from '../card-service/from-core.js';
 
 /**
  * Callback data of the spending-control screens and the decline alerts' fixes, kept short (Telegram takes
@@ -27,6 +33,8 @@ const FIELD_CODES: Record<AutoTopupField, string> = { minBalance: 'b', topupAmou
 const FIELD_OF = new Map(Object.entries(FIELD_CODES).map(([field, code]) => [code, field as AutoTopupField]));
 const CARD_ID = /^[\w-]{1,40}$/;
 const CENTS = /^\d{1,9}$/;
+/** The most cents the data above carries (`CENTS`). */
+const CENTS_MAX = 999_999_999;
 
 export function encodeControls(data: ControlsCallback): string {
   const { cardId } = data;
@@ -50,6 +58,16 @@ export function encodeControls(data: ControlsCallback): string {
     case 'fix':
       return `f:${cardId}:${fixCode(data.fix)}`;
   }
+}
+
+/**
+ * The data of a decline fix's button, or undefined where a press could not work: an amount past what the
+ * data carries, or a limit past what the controls accept (the alert then only says why).
+ */
+export function fixButtonData(cardId: string, fix: ButtonFix): string | undefined {
+  if (fix.kind === 'topup' && fix.amount > CENTS_MAX) return undefined;
+  if (fix.kind === 'raise_limit' && fix.to > CONTROL_AMOUNT_MAX) return undefined;
+  return encodeControls({ kind: 'fix', cardId, fix });
 }
 
 function fixCode(fix: ButtonFix): string {

@@ -1,6 +1,6 @@
 import { InlineKeyboard } from 'grammy';
 import type { CardTransactionEvent, DeclineFix } from '../card-service/from-core.js';
-import { encodeControls, type ButtonFix } from './controls-callbacks.js';
+import { fixButtonData, type ButtonFix } from './controls-callbacks.js';
 import { localMoney, merchantText, type T } from './format.js';
 import { alertKeyboard } from './keyboards.js';
 import { categoryName, limitName } from './limits-screens.js';
@@ -20,12 +20,13 @@ export function declineAlert(t: T, event: CardTransactionEvent): Screen {
     reason: t('decline-reason', { code: event.declineCode ?? 'other' }),
   };
   const fix = event.fix ?? null;
+  const button = fix && fix.kind !== 'locked_to' ? fixButtonData(event.cardId, fix) : undefined;
+  // A fix no press could carry out (an amount past what a button or the controls take) is not offered.
+  const offered = fix && (fix.kind === 'locked_to' || button !== undefined) ? fix : null;
   const lines = [t('tx-push-declined', params)];
-  const hint = fix && fixHint(t, fix);
-  if (hint) lines.push(hint);
+  if (offered) lines.push(fixHint(t, offered));
   const keyboard = new InlineKeyboard();
-  if (fix && fix.kind !== 'locked_to')
-    keyboard.text(fixButtonLabel(t, fix), encodeControls({ kind: 'fix', cardId: event.cardId, fix })).row();
+  if (offered && offered.kind !== 'locked_to' && button) keyboard.text(fixButtonLabel(t, offered), button).row();
   keyboard.append(alertKeyboard(t, event.cardId, { declineCode: event.declineCode, type: event.type }));
   return { text: lines.join('\n'), keyboard };
 }
