@@ -1,8 +1,10 @@
+import { z } from 'zod';
 import type { Db } from '../../../db/schema.js';
 import type { Clock } from '../../../infra/clock.js';
 import type { Cents } from '../../ledger/money.js';
 import { selectCards } from '../../operations/card-queries.js';
 import { CHALLENGE_VALIDITY_MS, openChallenge } from '../../operations/challenges.js';
+import { LithicApiError, LithicClient } from '../lithic/lithic-client.js';
 
 /** Lithic's `challenge-event` (the object of `three_ds_authentication.challenge`): the fields read. */
 export interface LithicThreeDsChallenge {
@@ -82,28 +84,29 @@ export async function sendThreeDsAnswers(deps: Deps, responder: ThreeDsResponder
 }
 
 /**
- * The tiny call to Lithic (until the provider's client, src/core/provider/lithic/, takes it over): the API key in
- * `Authorization`, a timeout, and a 422 (answered or expired at Lithic) taken as done.
+ * The answer sent through Lithic's client (src/core/provider/lithic/): `POST /v1/three_ds_decisioning/challenge_response`,
+ * a 422 (answered or expired at Lithic already) taken as done. Not repeated by the client (a POST without an
+ * idempotency key); `sendThreeDsAnswers` tries a failed one again on its next run.
  */
-export function lithicThreeDsResponder(options: {
-  apiUrl: string;
-  apiKey: string;
-  timeoutMs?: number;
-  fetch?: typeof fetch;
-}): ThreeDsResponder {
-  const send = options.fetch ?? fetch;
+export function lithicThreeDsResponder(
+  lithic: LithicClient | { apiUrl: string; apiKey: string; timeoutMs?: number; fetch?: typeof fetch },
+): ThreeDsResponder {
+  const client =
+    lithic instanceof LithicClient
+      ? lithic
+      : new LithicClient({ apiKey: lithic.apiKey, baseUrl: lithic.apiUrl, timeoutMs: lithic.timeoutMs ?? 10_000, fetch: lithic.fetch });
   return {
     async respond(token, answer) {
-      const response = await send(new URL('v1/three_ds_decisioning/challenge_response', withSlash(options.apiUrl)), {
-        method: 'POST',
-        headers: { authorization: options.apiKey, 'content-type': 'application/json' },
-        body: JSON.stringify({ token, challenge_response: answer }),
-        signal: AbortSignal.timeout(options.timeoutMs ?? 10_000),
-      });
-      await response.body?.cancel();
-      if (!response.ok && response.status !== 422) throw new Error(`Lithic answered ${response.status} to the challenge response`);
+      try {
+        await client.request({
+          method: 'POST',
+          path: '/v1/three_ds_decisioning/challenge_response',
+          body: { token, challenge_response: answer },
+          answer: z.unknown(),
+        });
+      } catch (error) {
+        if (!(error instanceof LithicApiError && error.status === 422)) throw error;
+      }
     },
   };
 }
-
-const withSlash = (url: string) => (url.endsWith('/') ? url : `${url}/`);
