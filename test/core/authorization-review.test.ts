@@ -6,6 +6,7 @@ import type { AuthorizationInput } from '../../src/core/authorization/types.js';
 import { postJournal } from '../../src/core/ledger/ledger.js';
 import type { CardsTable } from '../../src/db/schema.js';
 import { newCard, newCustomer, type TestCore } from '../helpers/core.js';
+import { holdNextCall } from '../helpers/holds.js';
 import { dialects, useCore } from './dialects.js';
 
 // The authorization engine's edges a review found: closed and frozen cards, late clearings and voids,
@@ -117,6 +118,29 @@ for (const dialect of dialects()) {
       const closed = await t.admin.simulateRefund(card.id, 200);
       assert.deepEqual([closed.status, closed.declineCode, closed.cardBalance], ['Approved', null, 0]);
       assert.equal(await wallet(), before + 200);
+      await assertLedgerExact(t);
+    });
+
+    test('auto top-up runs only on an active card with no closure waiting on the provider', async (ctx) => {
+      const t = await useCore(ctx, dialect);
+      const { alice, card, wallet } = await funded(t, 1_000);
+      await setCard(t, card.id, { auto_topup_enabled: 1, auto_topup_amount: 2_000, auto_topup_min_balance: 5_000 });
+      const first = purchase(card.id, 400);
+      const second = purchase(card.id, 300);
+      await t.core.authorize(first);
+      await t.core.authorize(second);
+      // The closure waits on the provider: a clearing then finds the card below its minimum.
+      const call = holdNextCall(t, 'terminate');
+      const closing = t.core.close(alice.caller, card.id);
+      await call.reached;
+      const during = await t.core.clearAuthorization({ providerTransactionId: first.providerTransactionId });
+      assert.deepEqual([during.status, during.autoTopup], ['cleared', null]);
+      call.release();
+      assert.equal((await closing).balanceWithdrawn, 300);
+      const before = await wallet();
+      const after = await t.core.clearAuthorization({ providerTransactionId: second.providerTransactionId });
+      assert.deepEqual([after.status, after.autoTopup, after.cardBalance], ['cleared', null, 0]);
+      assert.equal(await wallet(), before);
       await assertLedgerExact(t);
     });
   });

@@ -19,13 +19,15 @@ import type { MoneyStoreDeps } from '../port.js';
  * during an authorization short of funds, once. Rate-limited per card: at most once every
  * `AUTO_TOPUP_EVERY_MS` (60 s, by `auto_topup_last_triggered`), so a merchant retrying a declined purchase,
  * or a run of clearings, cannot drain the wallet in a loop. Whatever it does, the chat is told
- * (an `AutoTopupEvent`: done, or failed with why).
+ * (an `AutoTopupEvent`: done, or failed with why). Only for an active card with no closure waiting on the
+ * provider: money topped up onto a card being closed would only go back to the wallet, less the fee.
  */
 export const AUTO_TOPUP_EVERY_MS = 60_000;
 
 export type AutoTopupCard = Pick<
   CardRow,
   | 'id'
+  | 'status'
   | 'user_id'
   | 'account_id'
   | 'category'
@@ -38,8 +40,9 @@ export type AutoTopupCard = Pick<
 >;
 
 /**
- * Tops `amount` up onto the card from its owner's wallet, or records why it could not. `declineCode`: the
- * purchase's code should it stay declined for this (an authorization's `insufficient_funds`), else null.
+ * Tops `amount` up onto the card from its owner's wallet, or records why it could not; null, doing nothing,
+ * when the card may not have it (not active, or being closed). `declineCode`: the purchase's code should it
+ * stay declined for this (an authorization's `insufficient_funds`), else null.
  */
 export async function autoTopUp(
   trx: Executor,
@@ -48,7 +51,8 @@ export async function autoTopUp(
   amount: Cents,
   now: Date,
   declineCode: DeclineCode | null,
-): Promise<AutoTopupOutcome> {
+): Promise<AutoTopupOutcome | null> {
+  if (card.status !== 'active' || (await closing(trx, card.id))) return null;
   const at = isoTime(now);
   const { wallet_account_id: wallet } = await trx
     .selectFrom('users')
@@ -113,4 +117,15 @@ export async function autoTopUp(
     at,
   );
   return outcome;
+}
+
+/** Whether a closure of the card waits on the provider (its balance already held off it). */
+async function closing(trx: Executor, cardId: string): Promise<boolean> {
+  const row = await trx
+    .selectFrom('pending_operations')
+    .select('id')
+    .where('card_id', '=', cardId)
+    .where('kind', '=', 'close')
+    .executeTakeFirst();
+  return row !== undefined;
 }
