@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import type { Db } from '../../../db/schema.js';
 import type { Clock } from '../../../infra/clock.js';
+import type { Logger } from '../../../infra/logger.js';
+import { type Loop, type Report, startLoop } from '../../../infra/loop.js';
 import type { Cents } from '../../ledger/money.js';
 import { selectCards } from '../../operations/card-queries.js';
 import { CHALLENGE_VALIDITY_MS, openChallenge } from '../../operations/challenges.js';
@@ -109,4 +111,25 @@ export function lithicThreeDsResponder(
       }
     },
   };
+}
+
+/** How often answers are looked for: a cardholder's answer reaches Lithic within this (its challenge lasts minutes). */
+export const THREE_DS_ANSWER_POLL_MS = 1_000;
+
+/**
+ * The background job sending the cardholders' answers to Lithic (`sendThreeDsAnswers` each tick), for the process
+ * that serves Lithic's routes; `wake()` after an answer sends it at once.
+ */
+export function startThreeDsAnswers(deps: Deps, responder: ThreeDsResponder, logger: Logger, report?: Report): Loop {
+  return startLoop(
+    THREE_DS_ANSWER_POLL_MS,
+    logger,
+    'lithic 3-D Secure answers',
+    report,
+    async () => {
+      await sendThreeDsAnswers(deps, responder);
+      return undefined;
+    },
+    { unref: true },
+  );
 }
