@@ -44,6 +44,50 @@ describe("the Lithic adapter against Lithic's document (Prism)", { skip: lithicO
   // document allows (z.string().length(4)), these two stay todo.
   const LAST_FOUR_TODO = lithicCardReadsDocumentLastFour() ? false : 'the adapter refuses a last_four the document allows (see above)';
 
+  // The harness proves itself first: what the document does not allow is refused, and the recorder says so.
+  const call = async (method: string, path: string, body?: unknown, key: string | null = 'test-key') => {
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
+    if (key !== null) headers.authorization = key;
+    const response = await fetch(prism.url + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    return { status: response.status, body: (await response.json()) as Record<string, unknown>, exchange: prism.exchanges.at(-1)! };
+  };
+
+  test('the harness: a request the document allows is answered from its examples, with no violation', async (t) => {
+    t.diagnostic(`Prism started in ${prism.startMs} ms`);
+    const { status, body, exchange } = await call('POST', '/v1/cards', { type: 'VIRTUAL', memo: 'Groceries' });
+    assert.equal(status, 200);
+    assert.equal(typeof body.token, 'string');
+    assert.deepEqual(exchange.violations, []);
+  });
+
+  test('the harness: a body the document refuses is answered 422 and recorded as a violation by Prism and by ajv', async () => {
+    const { status, exchange } = await call('POST', '/v1/cards', { type: 'PREPAID_GIFT' });
+    assert.equal(status, 422);
+    assert.ok(
+      exchange.violations.some((v) => v.startsWith('Prism: request.body.type')),
+      exchange.violations.join('\n'),
+    );
+    assert.ok(
+      exchange.violations.some((v) => v.startsWith('ajv: POST /v1/cards request/type')),
+      exchange.violations.join('\n'),
+    );
+  });
+
+  test('the harness: a state the document does not have in PATCH /v1/cards/{card_token} is refused', async () => {
+    const { status, exchange } = await call('PATCH', '/v1/cards/7ef7d65c-9023-4da3-b113-3b8583fd7951', { state: 'FROZEN' });
+    assert.equal(status, 422);
+    assert.notDeepEqual(exchange.violations, []);
+  });
+
+  test('the harness: a request without the API key is refused 401 as the security scheme says', async () => {
+    const { status, exchange } = await call('GET', '/v1/cards/7ef7d65c-9023-4da3-b113-3b8583fd7951', undefined, null);
+    assert.equal(status, 401);
+    assert.ok(
+      exchange.violations.some((v) => v.includes('security')),
+      exchange.violations.join('\n'),
+    );
+  });
+
   /** Runs `act`, then checks it sent `expected` requests (method and path template) and none was a violation. */
   const exchanged = async <T>(act: () => Promise<T>, expected: string[]): Promise<T> => {
     const from = prism.exchanges.length;
@@ -61,8 +105,7 @@ describe("the Lithic adapter against Lithic's document (Prism)", { skip: lithicO
     return result;
   };
 
-  test('each card type is created by POST /v1/cards with its type, the nickname as memo and an Idempotency-Key', async (t) => {
-    t.diagnostic(`Prism started in ${prism.startMs} ms`);
+  test('each card type is created by POST /v1/cards with its type, the nickname as memo and an Idempotency-Key', async () => {
     for (const [type, lithicType] of [
       ['multi_use', 'VIRTUAL'],
       ['single_use', 'SINGLE_USE'],
