@@ -91,12 +91,12 @@ async function runModel(t: TestCore, ops: number, seed: number): Promise<void> {
   /** Auto top-up as the model sees it: done, or why not. */
   function autoTopUp(card: ModelCard, amount: number): 'done' | 'rate_limited' | 'plan_limit' | 'wallet_short' {
     if (card.auto.last !== null && now() - card.auto.last < 60_000) return 'rate_limited';
+    card.auto.last = now(); // the attempt counts, failed or not
     if (card.deposit + amount > PLAN_LIMIT) return 'plan_limit';
     if (amount + feeOf(amount) > model.wallet) return 'wallet_short';
     model.wallet -= amount + feeOf(amount);
     card.balance += amount;
     card.deposit += amount;
-    card.auto.last = now();
     return 'done';
   }
 

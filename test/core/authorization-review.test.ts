@@ -143,5 +143,18 @@ for (const dialect of dialects()) {
       assert.equal(await wallet(), before);
       await assertLedgerExact(t);
     });
+
+    test('a failed auto top-up counts in the per-card minute; one held back by it pushes nothing', async (ctx) => {
+      const t = await useCore(ctx, dialect);
+      const { card } = await funded(t, 0);
+      await setCard(t, card.id, { auto_topup_enabled: 1, auto_topup_amount: 500, limit_amount: 400 });
+      const reasons = [];
+      for (let i = 0; i < 3; i++) reasons.push((await t.core.authorize(purchase(card.id, 100))).autoTopup?.reason);
+      assert.deepEqual(reasons, ['plan_limit', 'rate_limited', 'rate_limited']);
+      const pushed = (await t.core.events.pending(1_000)).map((p) => p.event).filter((e) => e.kind === 'auto_topup');
+      assert.equal(pushed.length, 1);
+      t.clock.advance(60_000);
+      assert.equal((await t.core.authorize(purchase(card.id, 100))).autoTopup?.reason, 'plan_limit');
+    });
   });
 }

@@ -17,9 +17,10 @@ import type { MoneyStoreDeps } from '../port.js';
  * the plan's limit, the wallet's balance, a `Wallet top-up` line, the deposit raised) but exempt from the
  * cardholder's top-up cooldown. It runs (a) after a clearing leaves the card below `min_balance`, and (b)
  * during an authorization short of funds, once. Rate-limited per card: at most once every
- * `AUTO_TOPUP_EVERY_MS` (60 s, by `auto_topup_last_triggered`), so a merchant retrying a declined purchase,
- * or a run of clearings, cannot drain the wallet in a loop. Whatever it does, the chat is told
- * (an `AutoTopupEvent`: done, or failed with why). Only for an active card with no closure waiting on the
+ * `AUTO_TOPUP_EVERY_MS` (60 s, by `auto_topup_last_triggered`, set at every attempt, failed ones too), so a
+ * merchant retrying a declined purchase, or a run of clearings, cannot drain the wallet or flood the chat in
+ * a loop. An attempt is told to the chat (an `AutoTopupEvent`: done, or failed with why); one held back by
+ * the rate limit is not. Only for an active card with no closure waiting on the
  * provider: money topped up onto a card being closed would only go back to the wallet, less the fee.
  */
 export const AUTO_TOPUP_EVERY_MS = 60_000;
@@ -53,17 +54,22 @@ export async function autoTopUp(
   declineCode: DeclineCode | null,
 ): Promise<AutoTopupOutcome | null> {
   if (card.status !== 'active' || (await closing(trx, card.id))) return null;
+  const last = card.auto_topup_last_triggered;
+  // Told a minute ago already: nothing is recorded or pushed again.
+  if (last !== null && now.getTime() - new Date(last).getTime() < AUTO_TOPUP_EVERY_MS)
+    return { outcome: 'failed', amount, reason: 'rate_limited' };
   const at = isoTime(now);
+  // The attempt counts, whatever it ends in: a failing one (wallet short, plan limit) is rate-limited too.
+  await trx.updateTable('cards').set({ auto_topup_last_triggered: at, updated_at: at }).where('id', '=', card.id).execute();
+  card.auto_topup_last_triggered = at;
   const { wallet_account_id: wallet } = await trx
     .selectFrom('users')
     .select('wallet_account_id')
     .where('id', '=', card.user_id)
     .executeTakeFirstOrThrow();
-  const last = card.auto_topup_last_triggered;
   let reason: AutoTopupOutcome['reason'] = null;
   let posted = null;
-  if (last !== null && now.getTime() - new Date(last).getTime() < AUTO_TOPUP_EVERY_MS) reason = 'rate_limited';
-  else if (!withinPlanLimit({ deposit: Number(card.deposit), limit: Number(card.limit_amount) }, amount)) reason = 'plan_limit';
+  if (!withinPlanLimit({ deposit: Number(card.deposit), limit: Number(card.limit_amount) }, amount)) reason = 'plan_limit';
   else {
     const fee = await platformFeeFor(trx, card.category, amount);
     const transactionId = newRecordId();
@@ -81,11 +87,10 @@ export async function autoTopUp(
     else {
       await trx
         .updateTable('cards')
-        .set((eb) => ({ deposit: eb('deposit', '+', amount), auto_topup_last_triggered: at, updated_at: at }))
+        .set((eb) => ({ deposit: eb('deposit', '+', amount) }))
         .where('id', '=', card.id)
         .execute();
       card.deposit = Number(card.deposit) + amount;
-      card.auto_topup_last_triggered = at;
       await recordTopupLine(trx, {
         id: transactionId,
         cardId: card.id,
