@@ -61,13 +61,17 @@ describe('a card’s auto top-up from its view, and what the chat is told when i
   });
 
   it('a wallet too short to run it: the chat is told why and how to add money, beside the decline; in Russian too', async () => {
-    const { customer, card } = await linked(5303, { deposit: 3_000 });
+    const { customer, card, user } = await linked(5303, { deposit: 3_000 });
     await runtime.core.setAutoTopup(customer.caller, card.id, { enabled: true, minBalance: 1_000, topupAmount: 5_000 });
     let mark = server.mark();
     await runtime.admin.simulatePurchase(card.id, 2_000, 'Bakery');
     const failed = await server.nextMessage(5303, mark, 'could not run');
     assert.match(failed.text, /your wallet has \$\d+\.\d\d, not enough .* \/deposit/);
+    assert.deepEqual(buttons(failed), ['💵 Add money']);
     await server.nextMessage(5303, mark, 'Declined');
+    // The fix: the "Add money" screen, as the main menu's, in a message of its own (the push kept).
+    const addMoney = await server.nextMessage(5303, user.press(failed, 'Add money').mark, 'Add money to your wallet');
+    assert.ok(buttons(addMoney).includes('$50'), buttons(addMoney).join(', '));
 
     const russian = await linked(5304, { deposit: 3_000, languageCode: 'ru' });
     await runtime.core.setAutoTopup(russian.customer.caller, russian.card.id, { enabled: true, minBalance: 1_000, topupAmount: 5_000 });
@@ -75,5 +79,26 @@ describe('a card’s auto top-up from its view, and what the chat is told when i
     await runtime.admin.simulatePurchase(russian.card.id, 2_000, 'Bakery');
     const inRussian = await server.nextMessage(5304, mark, 'Автопополнение');
     assert.match(inRussian.text, /не выполнено: в кошельке .* \/deposit/);
+    assert.deepEqual(buttons(inRussian), ['💵 Пополнить кошелёк']);
+    const screen = await server.nextMessage(5304, russian.user.press(inRussian, 'Пополнить кошелёк').mark, 'Пополнение кошелька');
+    assert.ok(buttons(screen).includes('$50'), buttons(screen).join(', '));
+  });
+
+  it('a card at its plan’s limit: the chat is told why, with the card one tap away to withdraw; in Russian too', async () => {
+    for (const [chatId, languageCode, said, open] of [
+      [5305, 'en', "at its plan's limit", '💳 Open the card'],
+      [5306, 'ru', 'достигла лимита своего тарифа', '💳 Открыть карту'],
+    ] as const) {
+      const { customer, card, user } = await linked(chatId, { deposit: 200_000, languageCode });
+      const { limit } = (await runtime.core.listPlans()).find((p) => p.id === card.planId)!;
+      await runtime.core.topup(customer.caller, card.id, { amount: limit - 1_000 });
+      await runtime.core.setAutoTopup(customer.caller, card.id, { enabled: true, minBalance: 1_000, topupAmount: 5_000 });
+      const mark = server.mark();
+      await runtime.admin.simulatePurchase(card.id, limit, 'Bakery');
+      const failed = await server.nextMessage(chatId, mark, said);
+      assert.deepEqual(buttons(failed), [open]);
+      const view = await server.nextMessage(chatId, user.press(failed, open).mark, '💳 Ads');
+      assert.ok(buttons(view).length > 1, buttons(view).join(', '));
+    }
   });
 });

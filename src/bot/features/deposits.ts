@@ -6,6 +6,7 @@ import type { BotContext } from '../context.js';
 import { issueText } from '../conversations/kit.js';
 import { postToAdmins } from '../jobs/deposit-notices.js';
 import {
+  ADD_MONEY_BUTTON,
   decodeDepositCallback,
   depositChoiceKeyboard,
   depositRefusalText,
@@ -36,15 +37,15 @@ const draftKey = (chatId: number) => `deposit-draft:${chatId}`;
  * "Add money": the wallet's limits, amounts offered with one press, and `/deposit AMOUNT [note]` for any
  * other amount or a note for the admins (a transfer reference).
  */
-export async function showAddMoney(ctx: BotContext, s: Services): Promise<void> {
-  if (s.cards.funding === undefined) return show(ctx, { text: ctx.t('funding-unavailable'), keyboard: withMenuButton(ctx.t) });
+export async function showAddMoney(ctx: BotContext, s: Services, options: { apart?: boolean } = {}): Promise<void> {
+  if (s.cards.funding === undefined) return show(ctx, { text: ctx.t('funding-unavailable'), keyboard: withMenuButton(ctx.t) }, options);
   const { topupMin, topupMax } = s.cards.rules;
   const within = (amount: Cents) => amount >= topupMin && amount <= topupMax;
   const text = ctx.t(recordedOnly(s) ? 'deposit-intro-recorded' : 'deposit-intro', {
     min: localMoney(topupMin),
     max: localMoney(topupMax),
   });
-  await show(ctx, { text, keyboard: presetAmountsKeyboard(ctx.t, within) });
+  await show(ctx, { text, keyboard: presetAmountsKeyboard(ctx.t, within) }, options);
 }
 
 /**
@@ -54,6 +55,11 @@ export async function showAddMoney(ctx: BotContext, s: Services): Promise<void> 
  */
 export function depositsFeature(s: Services): Composer<BotContext> {
   const composer = new Composer<BotContext>();
+  // Under a pushed message: the "Add money" screen in a message of its own, the push kept as it was.
+  composer.callbackQuery(ADD_MONEY_BUTTON, async (ctx) => {
+    await ctx.answerCallbackQuery();
+    await showAddMoney(ctx, s, { apart: true });
+  });
   if (s.cards.funding === undefined) {
     composer.command('deposit', (ctx) => showAddMoney(ctx, s));
     return composer;

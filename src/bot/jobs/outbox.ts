@@ -6,7 +6,7 @@ import type { Claim, Claimant } from '../../db/claims.js';
 import { reasonFor, translatorIn } from '../ui/deposit-texts.js';
 import { localMoney, merchantText, otpPushText } from '../ui/format.js';
 import { alertKeyboard } from '../ui/keyboards.js';
-import { autoTopupPushText } from '../ui/auto-topup-push.js';
+import { autoTopupPush } from '../ui/auto-topup-push.js';
 import { declineAlert } from '../ui/decline-fixes.js';
 import { challengeKeyboard, challengeQuestion } from '../ui/challenges.js';
 import { chatLocaleKey } from '../store/kv-keys.js';
@@ -284,7 +284,9 @@ async function push(s: Services, api: Api, chatId: number, event: CoreEvent): Pr
     return;
   }
   if (event.kind === 'auto_topup') {
-    await counted(s, 'auto_topup', api.sendMessage(chatId, autoTopupPushText(t, event)));
+    // What it did, or why it could not run with the button that fixes it.
+    const pushed = autoTopupPush(t, event);
+    await counted(s, 'auto_topup', api.sendMessage(chatId, pushed.text, { reply_markup: pushed.keyboard }));
     return;
   }
   if (event.status === 'Declined') {

@@ -55,6 +55,9 @@ export function decodeDepositCallback(data: string): DepositCallback | undefined
   return { kind: 'choice', choice: name, nonce: choice[2]! };
 }
 
+/** Data of an "Add money" button under a pushed message (an auto top-up the wallet could not cover): the screen. */
+export const ADD_MONEY_BUTTON = 'dp:m';
+
 /** Amounts offered with one press on the "Add money" screen, in cents. */
 const PRESET_AMOUNTS: Cents[] = [2_500, 5_000, 10_000, 25_000, 50_000, 100_000];
 
