@@ -189,7 +189,9 @@ export const transactionPage = z.object({
       card_name: z.string(),
       status: z
         .string()
-        .describe('`Approved`, `Declined`; `Pending` while a withdrawal or closure waits on the provider (its amount held)'),
+        .describe(
+          '`Approved`, `Declined`; `Pending`: a held purchase (approved, not yet cleared) or a withdrawal or closure waiting on the provider (its amount held); `Reversed`: a hold voided or expired (its amount released)',
+        ),
       side: z.string(),
       amount: money,
       currency: z.string(),

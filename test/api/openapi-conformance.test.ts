@@ -49,6 +49,24 @@ describe('the OpenAPI document tells the truth', () => {
     );
   const param = (path: string, method: string, name: string) => doc.paths[path]![method]!.parameters!.find((p) => p.name === name)!;
 
+  test('a transaction’s status: each one the server gives (a hold, its void, a decline) is named in the description', async () => {
+    const customer = await newCustomer(api.t, 100_000);
+    const card = await newCard(api.t, customer);
+    await api.t.core.topup(customer.caller, card.id, { amount: 5_000 });
+    await api.t.admin.simulatePurchase(card.id, 1_000, 'Hotel', { hold: true });
+    const voided = await api.t.admin.simulatePurchase(card.id, 1_000, 'Taxi', { hold: true });
+    await api.t.admin.simulateVoid(voided.transactionId);
+    await api.t.admin.simulatePurchase(card.id, 100_000, 'Yacht');
+    const page = await api.call('GET', '/api/v1/cards/transactions', { token: customer.token });
+    const given = new Set((page.body.data.data as { status: string }[]).map((t) => t.status));
+    for (const status of ['Pending', 'Reversed', 'Declined']) assert.ok(given.has(status), `${status} among ${[...given]}`);
+    const { schema } = (doc.paths['/api/v1/cards/transactions']!.get!.responses['200'] as any).content['application/json'];
+    const { description } = schema.properties.data.properties.data.items.properties.status;
+    for (const status of given) assert.ok(description.includes(`\`${status}\``), `${status}: ${description}`);
+    assert.match(description, /held purchase/);
+    assert.match(description, /void/);
+  });
+
   test('amounts: no multipleOf (a standard validator refuses 19.4 by it); the 2 decimals the server enforces are in the description', async () => {
     const { id } = await newCard(api.t, alice);
     for (const path of ['/api/v1/cards/{id}/topup', '/api/v1/cards/{id}/topup/quote', '/api/v1/cards/{id}/withdraw']) {
