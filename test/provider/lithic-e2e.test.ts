@@ -4,19 +4,21 @@ import { createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { FastifyInstance } from 'fastify';
-import { createHttpServer } from '../../src/api/server.js';
-import { type CoreRuntime, startCore } from '../../src/app/compose.js';
+import { type RunningHttpApi, startHttpApi } from '../../src/api/start.js';
+import { type CoreRuntime, startCoreFromConfig } from '../../src/app/compose.js';
+import { loadConfig } from '../../src/app/config.js';
 import type { RunningBot } from '../../src/bot/runtime/running-bot.js';
 import { startBot } from '../../src/bot/runtime/start-polling.js';
-import { lithicThreeDsResponder, sendThreeDsAnswers } from '../../src/core/provider/lithic-events/three-ds.js';
+import { lithicThreeDsResponder, startThreeDsAnswers } from '../../src/core/provider/lithic-events/three-ds.js';
+import { LithicClient } from '../../src/core/provider/lithic/lithic-client.js';
 import { lithicEnroll } from '../../src/core/provider/lithic/lithic-operator.js';
 import { systemClock } from '../../src/infra/clock.js';
+import type { Loop } from '../../src/infra/loop.js';
 import { createLogger } from '../../src/infra/logger.js';
 import { BotApiServer, type StoredMessage } from '../helpers/bot-api-server.js';
-import { TEST_CARD_DATA_KEY } from '../helpers/core.js';
 import { type FakeLithic, startFakeLithic } from '../helpers/fake-lithic.js';
 import { lithicOpenApiSkip } from '../helpers/lithic-openapi.js';
+import { eventually } from '../helpers/wait.js';
 
 // Issue 34 as a cardholder meets it, with Lithic behind the core (CARD_PROVIDER=lithic, LITHIC_API_URL at the fake
 // Lithic): the card made in chat is issued at Lithic; a purchase simulated at Lithic is decided by our ASA route
@@ -31,41 +33,47 @@ describe('Lithic behind the bot, end to end (the fake Lithic, the Bot API test s
   let server: BotApiServer;
   let runtime: CoreRuntime;
   let running: RunningBot;
-  let api: FastifyInstance;
+  let api: RunningHttpApi;
+  let answers: Loop;
 
   before(async () => {
     fake = await startFakeLithic();
     dir = mkdtempSync(path.join(tmpdir(), 'lithic-e2e-'));
+    // The operator's `provider lithic enroll --url`: Lithic learns our two routes and gives their secrets.
+    const port = await freePort();
+    const operator = new LithicClient({ apiKey: fake.apiKey, baseUrl: fake.url, timeoutMs: 5_000 });
+    const enrolment = await lithicEnroll(operator, `http://127.0.0.1:${port}`);
+    const config = loadConfig({
+      DATABASE_URL: path.join(dir, 'cards.db'),
+      CARD_DATA_KEY_FILE: path.join(dir, 'card-data.key'),
+      CARD_PROVIDER: 'lithic',
+      LITHIC_API_KEY: fake.apiKey,
+      LITHIC_API_URL: fake.url,
+      LITHIC_ASA_SECRET: enrolment.asaSecret,
+      LITHIC_WEBHOOK_SECRET: enrolment.webhookSecret,
+      HTTP_HOST: '127.0.0.1',
+      HTTP_PORT: String(port),
+    });
+    const logger = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
+    runtime = await startCoreFromConfig(config, logger);
     server = new BotApiServer();
     const apiRoot = await server.start();
-    runtime = await startCore({
-      databaseUrl: path.join(dir, 'cards.db'),
-      cardDataKey: TEST_CARD_DATA_KEY,
-      lithic: { apiKey: fake.apiKey, apiUrl: fake.url },
-    });
     running = await startBot({
       core: runtime.core,
       cipher: runtime.cipher,
       funding: runtime.funding,
       db: runtime.database.db,
       clock: systemClock,
-      logger: createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'),
+      logger,
       config: { token: '123456:TEST-token', apiRoot, sensitiveTtlSeconds: 60, otpTtlSeconds: 60, pollIntervalMs: 100, rateLimit: false },
     });
-    // The operator's `provider lithic enroll --url`: Lithic learns our two routes and gives their secrets.
-    const port = await freePort();
-    const enrolment = await lithicEnroll(runtime.lithic!, `http://127.0.0.1:${port}`);
-    api = createHttpServer({
-      core: runtime.core,
-      db: runtime.database.db,
-      logger: createLogger('silent'),
-      clock: systemClock,
-      lithic: { asaSecret: enrolment.asaSecret, webhookSecret: enrolment.webhookSecret },
-    });
-    await api.listen({ host: '127.0.0.1', port });
+    api = await startHttpApi({ runtime, config, logger });
+    // The 3-D Secure answers' job, as the process serving Lithic's routes runs it.
+    answers = startThreeDsAnswers({ db: runtime.database.db, clock: systemClock }, lithicThreeDsResponder(runtime.lithic!), logger);
   });
 
   after(async () => {
+    await answers?.stop();
     await api?.close();
     await running?.stop();
     await server?.stop();
@@ -176,7 +184,8 @@ describe('Lithic behind the bot, end to end (the fake Lithic, the Bot API test s
     assert.deepEqual(buttons(push), ['✅ Approve', '❌ Decline']);
     const tap = alice.press(push, 'Approve');
     await server.nextEdit(alice.chatId, tap.mark, '✅ Approved');
-    await sendThreeDsAnswers({ db: runtime.database.db, clock: systemClock }, lithicThreeDsResponder(runtime.lithic!));
+    answers.wake();
+    await eventually('the answer reached Lithic', () => fake.challengeResponses.length > 0);
     assert.deepEqual(fake.challengeResponses, [{ token: simulated.token, challenge_response: 'APPROVE' }]);
     assert.deepEqual(fake.problems, []);
   });
