@@ -190,6 +190,25 @@ describe('Lithic behind the bot, end to end (the fake Lithic, the Bot API test s
     assert.deepEqual(fake.problems, []);
   });
 
+  it('over the balance, our ASA route declines (INSUFFICIENT_FUNDS at Lithic) and the chat is told; a held purchase voided at Lithic is released', async () => {
+    const alice = server.user(6401);
+    const [issued] = [...fake.cards.values()];
+    let mark = server.mark();
+    const declined = await fetchFake('/v1/simulate/authorize', { pan: issued!.pan, amount: 900_000, descriptor: 'YACHTS', mcc: '4457' });
+    assert.equal(fake.transactions.get(declined.token)!.result, 'INSUFFICIENT_FUNDS');
+    const alert = await server.nextMessage(alice.chatId, mark, 'Declined');
+    assert.match(alert.text, /Declined \$9,000\.00 at YACHTS on “Games”/);
+
+    mark = server.mark();
+    const held = await fetchFake('/v1/simulate/authorize', { pan: issued!.pan, amount: 700, descriptor: 'HOTEL' });
+    await server.nextMessage(alice.chatId, mark, 'Held $7.00 at HOTEL');
+    mark = server.mark();
+    await fetchFake('/v1/simulate/void', { token: held.token });
+    const released = await server.nextMessage(alice.chatId, mark, 'Released');
+    assert.match(released.text, /Released \$7\.00 held for HOTEL on “Games”/);
+    assert.deepEqual(fake.problems, []);
+  });
+
   async function fetchFake(pathname: string, body: unknown): Promise<{ token: string }> {
     const response = await fetch(fake.url + pathname, {
       method: 'POST',
