@@ -19,6 +19,7 @@ import { dialects, freshPostgresDatabase, useCore } from './dialects.js';
 const OPS = { sqlite: 2_000, postgres: 300 } as const;
 const DAY = 86_400_000;
 const TOPUP_MIN = 500;
+const TOPUP_MAX = 1_000_000;
 const PLAN_LIMIT = 300_000;
 const MCCS = ['5411', '5999', '7995', '5816'] as const;
 
@@ -89,7 +90,8 @@ async function runModel(t: TestCore, ops: number, seed: number): Promise<void> {
   let sequence = 0;
 
   /** Auto top-up as the model sees it: done, or why not. */
-  function autoTopUp(card: ModelCard, amount: number): 'done' | 'rate_limited' | 'plan_limit' | 'wallet_short' {
+  function autoTopUp(card: ModelCard, wanted: number): 'done' | 'rate_limited' | 'plan_limit' | 'wallet_short' {
+    const amount = Math.min(wanted, TOPUP_MAX);
     if (card.auto.last !== null && now() - card.auto.last < 60_000) return 'rate_limited';
     card.auto.last = now(); // the attempt counts, failed or not
     if (card.deposit + amount > PLAN_LIMIT) return 'plan_limit';

@@ -156,5 +156,19 @@ for (const dialect of dialects()) {
       t.clock.advance(60_000);
       assert.equal((await t.core.authorize(purchase(card.id, 100))).autoTopup?.reason, 'plan_limit');
     });
+
+    test('auto top-up during an authorization tops up no more than the top-up maximum', async (ctx) => {
+      const t = await useCore(ctx, dialect, { settings: { topupMax: 2_000 } });
+      const { card, balance } = await funded(t, 1_000);
+      await setCard(t, card.id, { auto_topup_enabled: 1, auto_topup_amount: 5_000 });
+      const capped = await t.core.authorize(purchase(card.id, 2_500));
+      assert.deepEqual([capped.approved, capped.autoTopup?.outcome, capped.autoTopup?.amount], [true, 'done', 2_000]);
+      assert.equal(await balance(), 500);
+      t.clock.advance(60_000);
+      await setCard(t, card.id, { auto_topup_amount: 500 });
+      const short = await t.core.authorize(purchase(card.id, 3_000));
+      assert.deepEqual([short.declineCode, short.autoTopup?.amount, short.cardBalance], ['insufficient_funds', 2_000, 2_500]);
+      await assertLedgerExact(t);
+    });
   });
 }

@@ -70,7 +70,7 @@ export async function clearAuthorization(deps: MoneyStoreDeps, request: Clearing
       if (extra > available && auto.enabled) {
         const topup = Math.max(auto.topupAmount, extra - available, deps.settings.topupMin);
         autoTopup = await autoTopUp(trx, deps, card, topup, request.now, 'insufficient_funds');
-        if (autoTopup?.outcome === 'done') available += topup;
+        if (autoTopup?.outcome === 'done') available += autoTopup.amount;
       }
       if (extra > available) return refused('insufficient_funds', available, autoTopup);
     }
@@ -102,7 +102,7 @@ export async function clearAuthorization(deps: MoneyStoreDeps, request: Clearing
     const auto = autoTopupOf(card);
     if (auto.enabled && auto.topupAmount > 0 && cardBalance < auto.minBalance && card.type !== 'single_use') {
       autoTopup = await autoTopUp(trx, deps, card, auto.topupAmount, request.now, null);
-      if (autoTopup?.outcome === 'done') cardBalance += auto.topupAmount;
+      if (autoTopup?.outcome === 'done') cardBalance += autoTopup.amount;
     }
     if (request.announce) {
       await announce(trx, card, {

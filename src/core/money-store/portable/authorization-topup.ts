@@ -47,13 +47,15 @@ export type AutoTopupCard = Pick<
  */
 export async function autoTopUp(
   trx: Executor,
-  { systemAccounts }: Pick<MoneyStoreDeps, 'systemAccounts'>,
+  { systemAccounts, settings }: Pick<MoneyStoreDeps, 'systemAccounts' | 'settings'>,
   card: AutoTopupCard,
-  amount: Cents,
+  wanted: Cents,
   now: Date,
   declineCode: DeclineCode | null,
 ): Promise<AutoTopupOutcome | null> {
   if (card.status !== 'active' || (await closing(trx, card.id))) return null;
+  // No more than any top-up may be: the rest of a larger shortfall stays declined.
+  const amount = Math.min(wanted, settings.topupMax);
   const last = card.auto_topup_last_triggered;
   // Told a minute ago already: nothing is recorded or pushed again.
   if (last !== null && now.getTime() - new Date(last).getTime() < AUTO_TOPUP_EVERY_MS)

@@ -146,7 +146,7 @@ async function decide(deps: MoneyStoreDeps, trx: Executor, request: Authorizatio
     if (amount > available && auto.enabled) {
       const topup = Math.max(auto.topupAmount, amount - available, deps.settings.topupMin);
       autoTopup = await autoTopUp(trx, deps, card, topup, now, 'insufficient_funds');
-      if (autoTopup?.outcome === 'done') available += topup;
+      if (autoTopup?.outcome === 'done') available += autoTopup.amount;
     }
     decline = fundsDecline(amount, available, deps.settings.topupMin);
   }
