@@ -170,5 +170,23 @@ for (const dialect of dialects()) {
       assert.deepEqual([short.declineCode, short.autoTopup?.amount, short.cardBalance], ['insufficient_funds', 2_000, 2_500]);
       await assertLedgerExact(t);
     });
+
+    test('ledger check beside live holds and releases shows no difference that is not there', async (ctx) => {
+      const t = await useCore(ctx, dialect);
+      const { card } = await funded(t, 100_000);
+      let running = true;
+      const traffic = (async () => {
+        for (let i = 0; running && i < 400; i++) {
+          const asked = purchase(card.id, 100);
+          await t.core.authorize(asked);
+          await t.core.voidAuthorization(asked.providerTransactionId);
+        }
+      })();
+      const seen = [];
+      for (let i = 0; i < 60; i++) seen.push(...(await t.admin.checkLedger()).differences);
+      running = false;
+      await traffic;
+      assert.deepEqual(seen, []);
+    });
   });
 }

@@ -206,23 +206,28 @@ export async function checkLedger(db: Executor): Promise<{
 /**
  * The held authorizations reconciled: the `platform:authorized` account's entries against what the pending
  * authorizations hold, reported as a difference of that account (its `cached` the pending total) when they part.
+ * Both sums are read by one statement, so one snapshot: a hold or a release committing between two reads
+ * cannot show a difference that is not there.
  */
 async function unreconciledAuthorizations(db: Executor): Promise<LedgerDifference | undefined> {
   const account = await db.selectFrom('accounts').select('id').where('code', '=', SYSTEM_ACCOUNTS.authorized).executeTakeFirst();
-  const pending = await db
-    .selectFrom('card_authorizations')
-    .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('amount'), eb.lit(0)).as('held'))
-    .where('status', '=', 'pending')
-    .executeTakeFirstOrThrow();
-  const entries = account
-    ? await db
+  const sums = await db
+    .selectNoFrom((eb) => [
+      eb
+        .selectFrom('card_authorizations')
+        .select((s) => s.fn.coalesce(s.fn.sum<number>('amount'), s.lit(0)).as('held'))
+        .where('status', '=', 'pending')
+        .as('held'),
+      eb
         .selectFrom('entries')
-        .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('amount'), eb.lit(0)).as('sum'))
-        .where('account_id', '=', account.id)
-        .executeTakeFirstOrThrow()
-    : { sum: 0 };
-  if (Number(pending.held) === Number(entries.sum)) return undefined;
-  return { accountId: account?.id ?? 0, kind: 'system', cached: Number(pending.held), fromEntries: Number(entries.sum) };
+        .select((s) => s.fn.coalesce(s.fn.sum<number>('amount'), s.lit(0)).as('sum'))
+        .where('account_id', '=', account?.id ?? -1)
+        .as('entries'),
+    ])
+    .executeTakeFirstOrThrow();
+  const [held, entries] = [Number(sums.held ?? 0), Number(sums.entries ?? 0)];
+  if (held === entries) return undefined;
+  return { accountId: account?.id ?? 0, kind: 'system', cached: held, fromEntries: entries };
 }
 
 /**
