@@ -62,6 +62,9 @@ export async function startPrism(options: PrismOptions = {}): Promise<RunningPri
     env: { ...process.env, SCARF_ANALYTICS: 'false', DO_NOT_TRACK: '1' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  // A test process that ends without stop() (a crash, a timeout) does not leave Prism behind.
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => {
     output = (output + chunk.toString()).slice(-4000);
@@ -104,6 +107,7 @@ export async function startPrism(options: PrismOptions = {}): Promise<RunningPri
     exchanges,
     violations: () => exchanges.flatMap((e) => e.violations.map((v) => `${e.method} ${e.url}: ${v}`)),
     async stop() {
+      process.off('exit', killOnExit);
       await new Promise<void>((resolve) => recorder.close(() => resolve()));
       recorder.closeAllConnections();
       if (child.exitCode === null) {
