@@ -4,14 +4,15 @@ import { describe, type TestContext, test } from 'node:test';
 import { LITHIC_ASA_PATH } from '../../src/api/routes/lithic-asa.js';
 import { ASA_RESULT_OF, type AsaRequest, decideAsa } from '../../src/core/provider/lithic-events/asa.js';
 import { DECLINE_CODES } from '../../src/core/authorization/declines.js';
+import { coreOn, type Dialect, dialects } from '../core/dialects.js';
 import { lithicOpenApiSkip, lithicValidator } from '../helpers/lithic-openapi.js';
 import { type AsaOptions, asaRequest, asaSignature, startLithicApi, type LithicApi } from './lithic-asa-payloads.js';
 
 // Issue 34, section 2: `POST /provider/lithic/asa` over HTTP, its requests built from Lithic's document and every
 // answer checked against the document's `asa-response`.
 
-async function served(ctx: TestContext, options: Parameters<typeof startLithicApi>[0] = {}) {
-  const api = await startLithicApi(options);
+async function served(ctx: TestContext, dialect: Dialect, options: Parameters<typeof startLithicApi>[0] = {}) {
+  const api = await startLithicApi(options, await coreOn(dialect));
   ctx.after(() => api.close());
   return api;
 }
@@ -37,144 +38,146 @@ const balanceOf = async (api: LithicApi) =>
     ).balance,
   );
 
-describe('POST /provider/lithic/asa', { skip: lithicOpenApiSkip() }, () => {
-  test('a signed authorization is decided by the engine, held, and answered APPROVED with the balance', async (ctx) => {
-    const api = await served(ctx);
-    const before = await balanceOf(api);
-    const { status, body, request } = await ask(api, { amount: 1_250, descriptor: 'STEAM', mcc: '5816', country: 'DEU' });
-    assert.equal(status, 200);
-    assert.deepEqual(body, { result: 'APPROVED', token: request.token, balance: { amount: before - 1_250, available: before - 1_250 } });
-    const hold = await api.t.database.db
-      .selectFrom('card_authorizations')
-      .selectAll()
-      .where('provider_transaction_id', '=', request.token as string)
-      .executeTakeFirstOrThrow();
-    assert.deepEqual(
-      [hold.status, Number(hold.amount), hold.merchant_name, hold.merchant_mcc, hold.merchant_country],
-      ['pending', 1_250, 'STEAM', '5816', 'DE'],
-    );
-  });
-
-  test('asked again (Lithic retries once), the first answer is given again and nothing more is held', async (ctx) => {
-    const api = await served(ctx);
-    const token = randomUUID();
-    const first = await ask(api, { token });
-    const again = await ask(api, { token });
-    assert.deepEqual(again.body, first.body);
-    assert.equal((await api.t.database.db.selectFrom('card_authorizations').select('id').execute()).length, 1);
-  });
-
-  test('unsigned, forged, signed with another secret, or stale: refused 401, nothing decided', async (ctx) => {
-    const api = await served(ctx);
-    assert.equal((await ask(api, {}, () => undefined)).status, 401);
-    assert.equal((await ask(api, {}, () => 'AAAA')).status, 401);
-    assert.equal((await ask(api, {}, (b) => asaSignature(b, 'another-secret'))).status, 401);
-    const body = asaRequest({ cardToken: api.cardToken, amount: 1_250, created: api.t.clock.now() });
-    const forged = await api.post(LITHIC_ASA_PATH, JSON.stringify({ ...body, amount: 1 }), { 'x-lithic-hmac': asaSignature(body) });
-    assert.equal(forged.status, 401);
-    const stale = new Date(api.t.clock.now().getTime() - 6 * 60_000);
-    assert.equal((await ask(api, { created: stale })).status, 401);
-    const future = new Date(api.t.clock.now().getTime() + 6 * 60_000);
-    assert.equal((await ask(api, { created: future })).status, 401);
-    assert.equal((await api.t.database.db.selectFrom('card_authorizations').select('id').execute()).length, 0);
-  });
-
-  test('a signature over the body exactly as sent is taken too', async (ctx) => {
-    const api = await served(ctx);
-    const { createHmac } = await import('node:crypto');
-    const text = JSON.stringify(
-      asaRequest({ cardToken: api.cardToken, amount: 100, created: api.t.clock.now(), descriptor: 'CAFÉ' }),
-      null,
-      1,
-    );
-    const response = await api.post(LITHIC_ASA_PATH, text, {
-      'x-lithic-hmac': createHmac('sha256', 'asa-secret-for-tests').update(text).digest('base64'),
-    });
-    assert.equal(response.body.result, 'APPROVED');
-  });
-
-  test('declines map to Lithic results: insufficient funds, frozen card, controls; every decline code has one', async (ctx) => {
-    const api = await served(ctx);
-    assert.equal((await ask(api, { amount: 50_000_000 })).body.result, 'INSUFFICIENT_FUNDS');
-    await api.t.database.db.updateTable('cards').set({ per_purchase_limit: 500 }).where('id', '=', api.cardId).execute();
-    assert.equal((await ask(api, { amount: 600 })).body.result, 'VELOCITY_EXCEEDED');
-    await api.t.database.db
-      .updateTable('cards')
-      .set({ per_purchase_limit: null, blocked_categories: '["gambling"]' })
-      .where('id', '=', api.cardId)
-      .execute();
-    const gambling = await ask(api, { amount: 100, mcc: '7995' });
-    assert.equal(gambling.body.result, 'UNAUTHORIZED_MERCHANT');
-    await api.t.core.freeze(api.alice.caller, api.cardId);
-    assert.equal((await ask(api, { amount: 100 })).body.result, 'CARD_PAUSED');
-    assert.deepEqual(
-      DECLINE_CODES.filter((code) => ASA_RESULT_OF[code] === undefined),
-      [],
-    );
-  });
-
-  test('a card token we never issued is declined SUSPECTED_FRAUD', async (ctx) => {
-    const api = await served(ctx);
-    assert.equal((await ask(api, { cardToken: randomUUID() })).body.result, 'SUSPECTED_FRAUD');
-  });
-
-  test('a balance inquiry is approved with the balance; a merchant credit is approved without moving money', async (ctx) => {
-    const api = await served(ctx);
-    const before = await balanceOf(api);
-    assert.deepEqual((await ask(api, { status: 'BALANCE_INQUIRY', amount: 0 })).body.balance, { amount: before, available: before });
-    assert.equal((await ask(api, { status: 'CREDIT_AUTHORIZATION', amount: 500 })).body.result, 'APPROVED');
-    assert.equal(await balanceOf(api), before);
-  });
-
-  test('an incremental authorization (same transaction, another event token) is held on its own', async (ctx) => {
-    const api = await served(ctx);
-    const token = randomUUID();
-    const firstEvent = randomUUID();
-    await ask(api, { token, eventToken: firstEvent, amount: 1_000 });
-    await ask(api, { token, eventToken: firstEvent, amount: 1_000 });
-    const increment = await ask(api, { token, eventToken: randomUUID(), amount: 300 });
-    assert.equal(increment.body.result, 'APPROVED');
-    const holds = await api.t.database.db
-      .selectFrom('card_authorizations')
-      .select(['provider_transaction_id', 'amount'])
-      .orderBy('created_at')
-      .execute();
-    assert.deepEqual(holds.map((h) => Number(h.amount)).sort(), [1_000, 300].sort());
-  });
-
-  test('a decision that fails answers a decline, not an error', async (ctx) => {
-    const api = await served(ctx);
-    await api.t.database.db.schema.dropTable('card_authorizations').execute();
-    const { status, body } = await ask(api);
-    assert.equal(status, 200);
-    assert.equal(body.result, 'UNAUTHORIZED_MERCHANT');
-  });
-
-  test('a decision over its budget answers a decline; its late approval is released', async (ctx) => {
-    const api = await served(ctx);
-    const before = await balanceOf(api);
-    const request = asaRequest({ cardToken: api.cardToken, amount: 1_250, created: api.t.clock.now() }) as unknown as AsaRequest;
-    let late: Promise<unknown> | undefined;
-    const slowCore = {
-      authorize: (input: Parameters<typeof api.t.core.authorize>[0]) => {
-        late = new Promise((resolve) => setTimeout(resolve, 30)).then(() => api.t.core.authorize(input));
-        return late as ReturnType<typeof api.t.core.authorize>;
-      },
-      voidAuthorization: api.t.core.voidAuthorization,
-    };
-    const answer = await decideAsa({ db: api.t.database.db, core: slowCore, budgetMs: 5 }, request);
-    assert.deepEqual(answer, { result: 'UNAUTHORIZED_MERCHANT', token: request.token });
-    await late;
-    // The void runs right after the late approval; wait for it through the hold's status.
-    for (let i = 0; i < 50; i += 1) {
+for (const dialect of dialects()) {
+  describe(`POST /provider/lithic/asa (${dialect})`, { skip: lithicOpenApiSkip() }, () => {
+    test('a signed authorization is decided by the engine, held, and answered APPROVED with the balance', async (ctx) => {
+      const api = await served(ctx, dialect);
+      const before = await balanceOf(api);
+      const { status, body, request } = await ask(api, { amount: 1_250, descriptor: 'STEAM', mcc: '5816', country: 'DEU' });
+      assert.equal(status, 200);
+      assert.deepEqual(body, { result: 'APPROVED', token: request.token, balance: { amount: before - 1_250, available: before - 1_250 } });
       const hold = await api.t.database.db
         .selectFrom('card_authorizations')
-        .select('status')
-        .where('provider_transaction_id', '=', request.token)
-        .executeTakeFirst();
-      if (hold?.status === 'voided') break;
-      await new Promise((resolve) => setTimeout(resolve, 5));
-    }
-    assert.equal(await balanceOf(api), before);
+        .selectAll()
+        .where('provider_transaction_id', '=', request.token as string)
+        .executeTakeFirstOrThrow();
+      assert.deepEqual(
+        [hold.status, Number(hold.amount), hold.merchant_name, hold.merchant_mcc, hold.merchant_country],
+        ['pending', 1_250, 'STEAM', '5816', 'DE'],
+      );
+    });
+
+    test('asked again (Lithic retries once), the first answer is given again and nothing more is held', async (ctx) => {
+      const api = await served(ctx, dialect);
+      const token = randomUUID();
+      const first = await ask(api, { token });
+      const again = await ask(api, { token });
+      assert.deepEqual(again.body, first.body);
+      assert.equal((await api.t.database.db.selectFrom('card_authorizations').select('id').execute()).length, 1);
+    });
+
+    test('unsigned, forged, signed with another secret, or stale: refused 401, nothing decided', async (ctx) => {
+      const api = await served(ctx, dialect);
+      assert.equal((await ask(api, {}, () => undefined)).status, 401);
+      assert.equal((await ask(api, {}, () => 'AAAA')).status, 401);
+      assert.equal((await ask(api, {}, (b) => asaSignature(b, 'another-secret'))).status, 401);
+      const body = asaRequest({ cardToken: api.cardToken, amount: 1_250, created: api.t.clock.now() });
+      const forged = await api.post(LITHIC_ASA_PATH, JSON.stringify({ ...body, amount: 1 }), { 'x-lithic-hmac': asaSignature(body) });
+      assert.equal(forged.status, 401);
+      const stale = new Date(api.t.clock.now().getTime() - 6 * 60_000);
+      assert.equal((await ask(api, { created: stale })).status, 401);
+      const future = new Date(api.t.clock.now().getTime() + 6 * 60_000);
+      assert.equal((await ask(api, { created: future })).status, 401);
+      assert.equal((await api.t.database.db.selectFrom('card_authorizations').select('id').execute()).length, 0);
+    });
+
+    test('a signature over the body exactly as sent is taken too', async (ctx) => {
+      const api = await served(ctx, dialect);
+      const { createHmac } = await import('node:crypto');
+      const text = JSON.stringify(
+        asaRequest({ cardToken: api.cardToken, amount: 100, created: api.t.clock.now(), descriptor: 'CAFÉ' }),
+        null,
+        1,
+      );
+      const response = await api.post(LITHIC_ASA_PATH, text, {
+        'x-lithic-hmac': createHmac('sha256', 'asa-secret-for-tests').update(text).digest('base64'),
+      });
+      assert.equal(response.body.result, 'APPROVED');
+    });
+
+    test('declines map to Lithic results: insufficient funds, frozen card, controls; every decline code has one', async (ctx) => {
+      const api = await served(ctx, dialect);
+      assert.equal((await ask(api, { amount: 50_000_000 })).body.result, 'INSUFFICIENT_FUNDS');
+      await api.t.database.db.updateTable('cards').set({ per_purchase_limit: 500 }).where('id', '=', api.cardId).execute();
+      assert.equal((await ask(api, { amount: 600 })).body.result, 'VELOCITY_EXCEEDED');
+      await api.t.database.db
+        .updateTable('cards')
+        .set({ per_purchase_limit: null, blocked_categories: '["gambling"]' })
+        .where('id', '=', api.cardId)
+        .execute();
+      const gambling = await ask(api, { amount: 100, mcc: '7995' });
+      assert.equal(gambling.body.result, 'UNAUTHORIZED_MERCHANT');
+      await api.t.core.freeze(api.alice.caller, api.cardId);
+      assert.equal((await ask(api, { amount: 100 })).body.result, 'CARD_PAUSED');
+      assert.deepEqual(
+        DECLINE_CODES.filter((code) => ASA_RESULT_OF[code] === undefined),
+        [],
+      );
+    });
+
+    test('a card token we never issued is declined SUSPECTED_FRAUD', async (ctx) => {
+      const api = await served(ctx, dialect);
+      assert.equal((await ask(api, { cardToken: randomUUID() })).body.result, 'SUSPECTED_FRAUD');
+    });
+
+    test('a balance inquiry is approved with the balance; a merchant credit is approved without moving money', async (ctx) => {
+      const api = await served(ctx, dialect);
+      const before = await balanceOf(api);
+      assert.deepEqual((await ask(api, { status: 'BALANCE_INQUIRY', amount: 0 })).body.balance, { amount: before, available: before });
+      assert.equal((await ask(api, { status: 'CREDIT_AUTHORIZATION', amount: 500 })).body.result, 'APPROVED');
+      assert.equal(await balanceOf(api), before);
+    });
+
+    test('an incremental authorization (same transaction, another event token) is held on its own', async (ctx) => {
+      const api = await served(ctx, dialect);
+      const token = randomUUID();
+      const firstEvent = randomUUID();
+      await ask(api, { token, eventToken: firstEvent, amount: 1_000 });
+      await ask(api, { token, eventToken: firstEvent, amount: 1_000 });
+      const increment = await ask(api, { token, eventToken: randomUUID(), amount: 300 });
+      assert.equal(increment.body.result, 'APPROVED');
+      const holds = await api.t.database.db
+        .selectFrom('card_authorizations')
+        .select(['provider_transaction_id', 'amount'])
+        .orderBy('created_at')
+        .execute();
+      assert.deepEqual(holds.map((h) => Number(h.amount)).sort(), [1_000, 300].sort());
+    });
+
+    test('a decision that fails answers a decline, not an error', async (ctx) => {
+      const api = await served(ctx, dialect);
+      await api.t.database.db.schema.dropTable('card_authorizations').execute();
+      const { status, body } = await ask(api);
+      assert.equal(status, 200);
+      assert.equal(body.result, 'UNAUTHORIZED_MERCHANT');
+    });
+
+    test('a decision over its budget answers a decline; its late approval is released', async (ctx) => {
+      const api = await served(ctx, dialect);
+      const before = await balanceOf(api);
+      const request = asaRequest({ cardToken: api.cardToken, amount: 1_250, created: api.t.clock.now() }) as unknown as AsaRequest;
+      let late: Promise<unknown> | undefined;
+      const slowCore = {
+        authorize: (input: Parameters<typeof api.t.core.authorize>[0]) => {
+          late = new Promise((resolve) => setTimeout(resolve, 30)).then(() => api.t.core.authorize(input));
+          return late as ReturnType<typeof api.t.core.authorize>;
+        },
+        voidAuthorization: api.t.core.voidAuthorization,
+      };
+      const answer = await decideAsa({ db: api.t.database.db, core: slowCore, budgetMs: 5 }, request);
+      assert.deepEqual(answer, { result: 'UNAUTHORIZED_MERCHANT', token: request.token });
+      await late;
+      // The void runs right after the late approval; wait for it through the hold's status.
+      for (let i = 0; i < 50; i += 1) {
+        const hold = await api.t.database.db
+          .selectFrom('card_authorizations')
+          .select('status')
+          .where('provider_transaction_id', '=', request.token)
+          .executeTakeFirst();
+        if (hold?.status === 'voided') break;
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      assert.equal(await balanceOf(api), before);
+    });
   });
-});
+}

@@ -7,6 +7,7 @@ import { LITHIC_EVENTS_PATH } from '../../src/api/routes/lithic-events.js';
 import { countUnknownEvents } from '../../src/core/provider/lithic-events/events.js';
 import { createLogger } from '../../src/infra/logger.js';
 import { sendThreeDsAnswers, startThreeDsAnswers, type ThreeDsAnswer } from '../../src/core/provider/lithic-events/three-ds.js';
+import { coreOn, type Dialect, dialects } from '../core/dialects.js';
 import { lithicOpenApiSkip } from '../helpers/lithic-openapi.js';
 import {
   asaRequest,
@@ -22,8 +23,8 @@ import {
 // Issue 34, section 3: `POST /provider/lithic/events` over HTTP, every payload built from and checked against
 // Lithic's document, signed as Standard Webhooks.
 
-async function served(ctx: TestContext, registry?: Registry) {
-  const api = await startLithicApi({ registry });
+async function served(ctx: TestContext, dialect: Dialect, registry?: Registry) {
+  const api = await startLithicApi({ registry }, await coreOn(dialect));
   ctx.after(() => api.close());
   return api;
 }
@@ -68,163 +69,165 @@ function transaction(api: LithicApi, token: string, events: Omit<TransactionEven
   });
 }
 
-describe('POST /provider/lithic/events', { skip: lithicOpenApiSkip() }, () => {
-  test('unsigned, forged or stale deliveries are refused 401 and not stored', async (ctx) => {
-    const api = await served(ctx);
-    const body = JSON.stringify({ event_type: 'card.created', card_token: randomUUID() });
-    assert.equal((await api.post(LITHIC_EVENTS_PATH, body, {})).status, 401);
-    const headers = webhookHeaders(body);
-    assert.equal((await api.post(LITHIC_EVENTS_PATH, body.replace('card.created', 'card.updated'), headers)).status, 401);
-    const old = webhookHeaders(body, undefined, new Date(Date.now() - 10 * 60_000));
-    assert.equal((await api.post(LITHIC_EVENTS_PATH, body, old)).status, 401);
-    assert.equal((await db(api).selectFrom('lithic_events').select('webhook_id').execute()).length, 0);
-  });
+for (const dialect of dialects()) {
+  describe(`POST /provider/lithic/events (${dialect})`, { skip: lithicOpenApiSkip() }, () => {
+    test('unsigned, forged or stale deliveries are refused 401 and not stored', async (ctx) => {
+      const api = await served(ctx, dialect);
+      const body = JSON.stringify({ event_type: 'card.created', card_token: randomUUID() });
+      assert.equal((await api.post(LITHIC_EVENTS_PATH, body, {})).status, 401);
+      const headers = webhookHeaders(body);
+      assert.equal((await api.post(LITHIC_EVENTS_PATH, body.replace('card.created', 'card.updated'), headers)).status, 401);
+      const old = webhookHeaders(body, undefined, new Date(Date.now() - 10 * 60_000));
+      assert.equal((await api.post(LITHIC_EVENTS_PATH, body, old)).status, 401);
+      assert.equal((await db(api).selectFrom('lithic_events').select('webhook_id').execute()).length, 0);
+    });
 
-  test('a clearing settles the hold for the amount cleared, once however often it is delivered; the alert as today', async (ctx) => {
-    const api = await served(ctx);
-    const before = await balanceOf(api);
-    const token = await authorized(api, 2_000);
-    const cleared = transaction(api, token, [
-      { type: 'AUTHORIZATION', amount: 2_000 },
-      { type: 'CLEARING', amount: 1_800 },
-    ]);
-    const id = `msg_${randomUUID()}`;
-    const first = await deliver(api, cleared, id);
-    assert.deepEqual([first.status, first.body.status, first.body.duplicate], [200, 'handled', false]);
-    const replay = await deliver(api, cleared, id);
-    assert.deepEqual([replay.status, replay.body.duplicate], [200, true]);
-    // The same events again under another webhook-id (Lithic's next update of the transaction): applied once.
-    await deliver(api, cleared);
-    const hold = await holdOf(api, token);
-    assert.deepEqual([hold?.status, Number(hold?.cleared_amount)], ['cleared', 1_800]);
-    assert.equal(await balanceOf(api), before - 1_800);
-    const alerts = (await outboxKinds(api)).filter(([kind, p]) => kind === 'card_transaction' && p.status === 'Approved');
-    assert.equal(alerts.length, 1);
-    assert.equal(alerts[0]![1].amount, 1_800);
-    const ledger = await api.t.admin.checkLedger();
-    assert.deepEqual([ledger.differences, ledger.total], [[], 0]);
-  });
+    test('a clearing settles the hold for the amount cleared, once however often it is delivered; the alert as today', async (ctx) => {
+      const api = await served(ctx, dialect);
+      const before = await balanceOf(api);
+      const token = await authorized(api, 2_000);
+      const cleared = transaction(api, token, [
+        { type: 'AUTHORIZATION', amount: 2_000 },
+        { type: 'CLEARING', amount: 1_800 },
+      ]);
+      const id = `msg_${randomUUID()}`;
+      const first = await deliver(api, cleared, id);
+      assert.deepEqual([first.status, first.body.status, first.body.duplicate], [200, 'handled', false]);
+      const replay = await deliver(api, cleared, id);
+      assert.deepEqual([replay.status, replay.body.duplicate], [200, true]);
+      // The same events again under another webhook-id (Lithic's next update of the transaction): applied once.
+      await deliver(api, cleared);
+      const hold = await holdOf(api, token);
+      assert.deepEqual([hold?.status, Number(hold?.cleared_amount)], ['cleared', 1_800]);
+      assert.equal(await balanceOf(api), before - 1_800);
+      const alerts = (await outboxKinds(api)).filter(([kind, p]) => kind === 'card_transaction' && p.status === 'Approved');
+      assert.equal(alerts.length, 1);
+      assert.equal(alerts[0]![1].amount, 1_800);
+      const ledger = await api.t.admin.checkLedger();
+      assert.deepEqual([ledger.differences, ledger.total], [[], 0]);
+    });
 
-  test('reordered: a clearing delivered before its authorization holds and settles; the late authorization changes nothing', async (ctx) => {
-    const api = await served(ctx);
-    const before = await balanceOf(api);
-    const token = randomUUID();
-    const auth = { type: 'AUTHORIZATION', amount: 700, token: randomUUID() };
-    const clearing = { type: 'CLEARING', amount: 700, token: randomUUID() };
-    await deliver(api, transaction(api, token, [auth, clearing]));
-    await deliver(api, transaction(api, token, [auth]));
-    assert.equal((await holdOf(api, token))?.status, 'cleared');
-    assert.equal(await balanceOf(api), before - 700);
-  });
+    test('reordered: a clearing delivered before its authorization holds and settles; the late authorization changes nothing', async (ctx) => {
+      const api = await served(ctx, dialect);
+      const before = await balanceOf(api);
+      const token = randomUUID();
+      const auth = { type: 'AUTHORIZATION', amount: 700, token: randomUUID() };
+      const clearing = { type: 'CLEARING', amount: 700, token: randomUUID() };
+      await deliver(api, transaction(api, token, [auth, clearing]));
+      await deliver(api, transaction(api, token, [auth]));
+      assert.equal((await holdOf(api, token))?.status, 'cleared');
+      assert.equal(await balanceOf(api), before - 700);
+    });
 
-  test('a void releases the hold; a return credits the card once', async (ctx) => {
-    const api = await served(ctx);
-    const before = await balanceOf(api);
-    const token = await authorized(api, 900);
-    await deliver(
-      api,
-      transaction(api, token, [
-        { type: 'AUTHORIZATION', amount: 900 },
-        { type: 'AUTHORIZATION_REVERSAL', amount: 900 },
-      ]),
-    );
-    assert.equal((await holdOf(api, token))?.status, 'voided');
-    assert.equal(await balanceOf(api), before);
-    const refund = transaction(api, randomUUID(), [{ type: 'RETURN', amount: 450 }]);
-    await deliver(api, refund);
-    await deliver(api, refund);
-    assert.equal(await balanceOf(api), before + 450);
-    const credits = (await outboxKinds(api)).filter(([kind, p]) => kind === 'card_transaction' && p.side === 'Credit');
-    assert.equal(credits.length, 1);
-    const ledger = await api.t.admin.checkLedger();
-    assert.deepEqual([ledger.differences, ledger.total], [[], 0]);
-  });
+    test('a void releases the hold; a return credits the card once', async (ctx) => {
+      const api = await served(ctx, dialect);
+      const before = await balanceOf(api);
+      const token = await authorized(api, 900);
+      await deliver(
+        api,
+        transaction(api, token, [
+          { type: 'AUTHORIZATION', amount: 900 },
+          { type: 'AUTHORIZATION_REVERSAL', amount: 900 },
+        ]),
+      );
+      assert.equal((await holdOf(api, token))?.status, 'voided');
+      assert.equal(await balanceOf(api), before);
+      const refund = transaction(api, randomUUID(), [{ type: 'RETURN', amount: 450 }]);
+      await deliver(api, refund);
+      await deliver(api, refund);
+      assert.equal(await balanceOf(api), before + 450);
+      const credits = (await outboxKinds(api)).filter(([kind, p]) => kind === 'card_transaction' && p.side === 'Credit');
+      assert.equal(credits.length, 1);
+      const ledger = await api.t.admin.checkLedger();
+      assert.deepEqual([ledger.differences, ledger.total], [[], 0]);
+    });
 
-  test('a 3-D Secure challenge is put to the cardholder in chat, and the answer goes back to Lithic once', async (ctx) => {
-    const api = await served(ctx);
-    const threeDsToken = randomUUID();
-    const now = api.t.clock.now();
-    const payload = checked('three_ds_authentication.challenge', {
-      event_type: 'three_ds_authentication.challenge',
-      authentication_object: {
-        token: threeDsToken,
-        card_token: api.cardToken,
-        account_type: null,
-        authentication_result: 'PENDING_CHALLENGE',
-        card_expiry_check: 'MATCH',
-        cardholder: {},
-        channel: 'BROWSER',
-        created: now.toISOString(),
-        merchant: { name: 'STEAM', country: 'USA', id: '12345', mcc: '5816', risk_indicator: {} },
-        message_category: 'PAYMENT_AUTHENTICATION',
-        three_ds_requestor_challenge_indicator: 'NO_PREFERENCE',
-        transaction: {
-          amount: 4_210,
-          cardholder_amount: 4_210,
-          currency: 'USD',
-          currency_exponent: 2,
-          date_time: now.toISOString(),
-          type: 'GOODS_SERVICE_PURCHASE',
+    test('a 3-D Secure challenge is put to the cardholder in chat, and the answer goes back to Lithic once', async (ctx) => {
+      const api = await served(ctx, dialect);
+      const threeDsToken = randomUUID();
+      const now = api.t.clock.now();
+      const payload = checked('three_ds_authentication.challenge', {
+        event_type: 'three_ds_authentication.challenge',
+        authentication_object: {
+          token: threeDsToken,
+          card_token: api.cardToken,
+          account_type: null,
+          authentication_result: 'PENDING_CHALLENGE',
+          card_expiry_check: 'MATCH',
+          cardholder: {},
+          channel: 'BROWSER',
+          created: now.toISOString(),
+          merchant: { name: 'STEAM', country: 'USA', id: '12345', mcc: '5816', risk_indicator: {} },
+          message_category: 'PAYMENT_AUTHENTICATION',
+          three_ds_requestor_challenge_indicator: 'NO_PREFERENCE',
+          transaction: {
+            amount: 4_210,
+            cardholder_amount: 4_210,
+            currency: 'USD',
+            currency_exponent: 2,
+            date_time: now.toISOString(),
+            type: 'GOODS_SERVICE_PURCHASE',
+          },
         },
-      },
-      challenge: {
-        challenge_method_type: 'OUT_OF_BAND',
-        start_time: now.toISOString(),
-        expiry_time: new Date(now.getTime() + 120_000).toISOString(),
-      },
+        challenge: {
+          challenge_method_type: 'OUT_OF_BAND',
+          start_time: now.toISOString(),
+          expiry_time: new Date(now.getTime() + 120_000).toISOString(),
+        },
+      });
+      const id = `msg_${randomUUID()}`;
+      await deliver(api, payload, id);
+      await deliver(api, payload, id);
+      await deliver(api, payload);
+      const challenges = await api.t.core.listChallenges(api.alice.caller, api.cardId);
+      assert.deepEqual(
+        challenges.map((c) => [c.amount, c.merchantName, c.status]),
+        [[4_210, 'STEAM', 'pending']],
+      );
+      assert.ok((await outboxKinds(api)).some(([kind, p]) => kind === 'challenge' && p.challengeId === challenges[0]!.id));
+
+      const sent: [string, ThreeDsAnswer][] = [];
+      const responder = { respond: async (token: string, answer: ThreeDsAnswer) => void sent.push([token, answer]) };
+      const deps = { db: db(api), clock: api.t.clock };
+      assert.equal(await sendThreeDsAnswers(deps, responder), 0);
+      await api.t.core.answerChallenge(api.alice.caller, challenges[0]!.id, 'approve');
+      // The background job sends it (its first tick runs at once).
+      const loop = startThreeDsAnswers(deps, responder, createLogger('silent'));
+      for (let i = 0; i < 200 && sent.length === 0; i += 1) await new Promise((resolve) => setTimeout(resolve, 10));
+      await loop.stop();
+      assert.equal(await sendThreeDsAnswers(deps, responder), 0);
+      assert.deepEqual(sent, [[threeDsToken, 'APPROVE']]);
     });
-    const id = `msg_${randomUUID()}`;
-    await deliver(api, payload, id);
-    await deliver(api, payload, id);
-    await deliver(api, payload);
-    const challenges = await api.t.core.listChallenges(api.alice.caller, api.cardId);
-    assert.deepEqual(
-      challenges.map((c) => [c.amount, c.merchantName, c.status]),
-      [[4_210, 'STEAM', 'pending']],
-    );
-    assert.ok((await outboxKinds(api)).some(([kind, p]) => kind === 'challenge' && p.challengeId === challenges[0]!.id));
 
-    const sent: [string, ThreeDsAnswer][] = [];
-    const responder = { respond: async (token: string, answer: ThreeDsAnswer) => void sent.push([token, answer]) };
-    const deps = { db: db(api), clock: api.t.clock };
-    assert.equal(await sendThreeDsAnswers(deps, responder), 0);
-    await api.t.core.answerChallenge(api.alice.caller, challenges[0]!.id, 'approve');
-    // The background job sends it (its first tick runs at once).
-    const loop = startThreeDsAnswers(deps, responder, createLogger('silent'));
-    for (let i = 0; i < 200 && sent.length === 0; i += 1) await new Promise((resolve) => setTimeout(resolve, 10));
-    await loop.stop();
-    assert.equal(await sendThreeDsAnswers(deps, responder), 0);
-    assert.deepEqual(sent, [[threeDsToken, 'APPROVE']]);
-  });
-
-  test("a digital wallet's tokenization code is pushed to chat as an OTP", async (ctx) => {
-    const api = await served(ctx);
-    const payload = checked('tokenization.two_factor_authentication_code', {
-      event_type: 'tokenization.two_factor_authentication_code',
-      account_token: randomUUID(),
-      activation_method: { type: 'TEXT_TO_CARDHOLDER_NUMBER', value: '+15555555555' },
-      authentication_code: '482913',
-      card_token: api.cardToken,
-      created: api.t.clock.now().toISOString(),
-      tokenization_token: randomUUID(),
+    test("a digital wallet's tokenization code is pushed to chat as an OTP", async (ctx) => {
+      const api = await served(ctx, dialect);
+      const payload = checked('tokenization.two_factor_authentication_code', {
+        event_type: 'tokenization.two_factor_authentication_code',
+        account_token: randomUUID(),
+        activation_method: { type: 'TEXT_TO_CARDHOLDER_NUMBER', value: '+15555555555' },
+        authentication_code: '482913',
+        card_token: api.cardToken,
+        created: api.t.clock.now().toISOString(),
+        tokenization_token: randomUUID(),
+      });
+      assert.equal((await deliver(api, payload)).body.status, 'handled');
+      const otps = (await outboxKinds(api)).filter(([kind]) => kind === 'otp');
+      assert.deepEqual(
+        otps.map(([, p]) => [p.cardId, p.code, p.merchantName]),
+        [[api.cardId, '482913', 'Digital wallet']],
+      );
     });
-    assert.equal((await deliver(api, payload)).body.status, 'handled');
-    const otps = (await outboxKinds(api)).filter(([kind]) => kind === 'otp');
-    assert.deepEqual(
-      otps.map(([, p]) => [p.cardId, p.code, p.merchantName]),
-      [[api.cardId, '482913', 'Digital wallet']],
-    );
-  });
 
-  test('an event of a type not handled is acknowledged and counted, in the database and in Prometheus', async (ctx) => {
-    const registry = new Registry();
-    const api = await served(ctx, registry);
-    const payload = { event_type: 'card.shipped', card_token: randomUUID() };
-    const id = `msg_${randomUUID()}`;
-    assert.deepEqual((await deliver(api, payload, id)).body, { received: true, status: 'unknown', duplicate: false });
-    await deliver(api, payload, id);
-    await deliver(api, payload);
-    assert.deepEqual(await countUnknownEvents(db(api)), { 'card.shipped': 2 });
-    assert.match(await registry.metrics(), /lithic_events_unknown_total\{event_type="card.shipped"\} 2/);
+    test('an event of a type not handled is acknowledged and counted, in the database and in Prometheus', async (ctx) => {
+      const registry = new Registry();
+      const api = await served(ctx, dialect, registry);
+      const payload = { event_type: 'card.shipped', card_token: randomUUID() };
+      const id = `msg_${randomUUID()}`;
+      assert.deepEqual((await deliver(api, payload, id)).body, { received: true, status: 'unknown', duplicate: false });
+      await deliver(api, payload, id);
+      await deliver(api, payload);
+      assert.deepEqual(await countUnknownEvents(db(api)), { 'card.shipped': 2 });
+      assert.match(await registry.metrics(), /lithic_events_unknown_total\{event_type="card.shipped"\} 2/);
+    });
   });
-});
+}
