@@ -178,6 +178,18 @@ async function runModel(t: TestCore, ops: number, seed: number): Promise<void> {
         auth.amount + Math.floor(auth.amount / 5) + 1,
       ]);
       const clearing = t.core.clearAuthorization({ providerTransactionId: auth.ptid, amount });
+      const late = auth.status === 'voided' || auth.status === 'expired';
+      if (late && (amount - auth.amount) * 100 <= auth.amount * 20 && amount <= auth.card.balance) {
+        // Cleared after its hold was released: settled from the card's balance, which covers it.
+        const result = await clearing;
+        const c = auth.card;
+        c.balance -= amount;
+        auth.status = 'cleared';
+        auth.cleared = amount;
+        if (c.auto.enabled && c.auto.amount > 0 && c.balance < c.auto.min) autoTopUp(c, c.auto.amount);
+        assert.deepEqual([result.status, result.cardBalance], ['cleared', c.balance], context(op, 'late clearing'));
+        continue;
+      }
       if (auth.status !== 'pending' && auth.status !== 'cleared') {
         await assert.rejects(
           clearing,
@@ -208,6 +220,15 @@ async function runModel(t: TestCore, ops: number, seed: number): Promise<void> {
       }
       assert.equal(result.cardBalance, c.balance, context(op, 'balance after clearing'));
     } else if (roll < 0.68) {
+      const settled = model.auths.filter((a) => a.status !== 'pending' && a.status !== 'declined');
+      if (settled.length > 0 && random.next() < 0.1) {
+        // A void of a hold already released answers the same, moving nothing; of a clearing, it is refused.
+        const again = random.pick(settled);
+        const voiding = t.core.voidAuthorization(again.ptid);
+        if (again.status === 'cleared') await assert.rejects(voiding, { code: 'not_pending' }, context(op, 'void after clearing'));
+        else assert.deepEqual([(await voiding).replayed, (await voiding).status], [true, again.status], context(op, 'void again'));
+        continue;
+      }
       const auth = pendingAuths().length > 0 ? random.pick(pendingAuths()) : null;
       if (!auth) continue;
       const released = await t.core.voidAuthorization(auth.ptid);

@@ -188,5 +188,29 @@ for (const dialect of dialects()) {
       await traffic;
       assert.deepEqual(seen, []);
     });
+
+    test('a clearing after its hold was released settles from the balance when covered; a void answers once released, refuses once cleared', async (ctx) => {
+      const t = await useCore(ctx, dialect);
+      const { alice, card, balance } = await funded(t, 1_000);
+      const voided = purchase(card.id, 400);
+      const expired = purchase(card.id, 500);
+      await t.core.authorize(voided);
+      await t.core.authorize(expired);
+      await t.core.voidAuthorization(voided.providerTransactionId);
+      t.clock.advance(7 * 86_400_000);
+      await t.core.expireAuthorizations();
+      const again = await t.core.voidAuthorization(expired.providerTransactionId);
+      assert.deepEqual([again.status, again.replayed, again.cardBalance], ['expired', true, 1_000]);
+      const late = await t.core.clearAuthorization({ providerTransactionId: voided.providerTransactionId, amount: 450 });
+      assert.deepEqual([late.status, late.clearedAmount, late.cardBalance], ['cleared', 450, 550]);
+      const line = (await t.core.listTransactions(alice.caller, { card_id: card.id })).data.find((l) => l.id === late.authorizationId);
+      assert.deepEqual([line?.status, line?.amount], ['Approved', 450]);
+      await assert.rejects(t.core.clearAuthorization({ providerTransactionId: expired.providerTransactionId, amount: 600 }), {
+        code: 'not_pending',
+      });
+      await assert.rejects(t.core.voidAuthorization(voided.providerTransactionId), { code: 'not_pending', message: /cleared/ });
+      assert.equal(await balance(), 550);
+      await assertLedgerExact(t);
+    });
   });
 }

@@ -119,7 +119,8 @@ async function expireAuthorizations(deps: OperationDeps): Promise<ReleaseResult[
       .execute();
     for (const { provider_transaction_id: providerTransactionId } of due) {
       try {
-        released.push(await deps.money.releaseAuthorization({ providerTransactionId, why: 'expired', now }));
+        const release = await deps.money.releaseAuthorization({ providerTransactionId, why: 'expired', now });
+        if (!release.replayed) released.push(release);
       } catch (error) {
         // Cleared or voided since it was listed.
         if (!(error instanceof AuthorizationError && error.code === 'not_pending')) throw error;

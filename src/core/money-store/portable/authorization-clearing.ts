@@ -49,9 +49,13 @@ export async function clearAuthorization(deps: MoneyStoreDeps, request: Clearing
       const cardBalance = await accountBalance(trx, card.account_id);
       return { ...result, status: 'cleared', reason: null, clearedAmount: Number(row.cleared_amount), cardBalance, replayed: true };
     }
-    if (row.status !== 'pending') throw notPending(row);
+    // A clearing that comes after its hold was voided or expired (merchants clear late) is still owed: it is
+    // settled from the card's balance when that covers it (no auto top-up), else refused as not pending.
+    const late = row.status === 'voided' || row.status === 'expired';
+    if (!late && row.status !== 'pending') throw notPending(row);
+    const fromHold = late ? 0 : held;
     const cleared = request.amount ?? held;
-    const extra = cleared - held;
+    const extra = cleared - fromHold;
     const refused = (reason: ClearingResult['reason'], cardBalance: Cents, autoTopup: AutoTopupOutcome | null = null): ClearingResult => ({
       ...result,
       status: 'refused',
@@ -63,9 +67,13 @@ export async function clearAuthorization(deps: MoneyStoreDeps, request: Clearing
       replayed: false,
     });
     let autoTopup: AutoTopupOutcome | null = null;
-    if (extra * 100 > held * CLEARING_TOLERANCE_PERCENT) return refused('over_tolerance', await accountBalance(trx, card.account_id));
+    if ((cleared - held) * 100 > held * CLEARING_TOLERANCE_PERCENT) {
+      if (late) throw notPending(row);
+      return refused('over_tolerance', await accountBalance(trx, card.account_id));
+    }
     if (extra > 0) {
       let available = await lockedBalance(trx, card.account_id);
+      if (late && extra > available) throw notPending(row);
       const auto = autoTopupOf(card);
       if (extra > available && auto.enabled) {
         const topup = Math.max(auto.topupAmount, extra - available, deps.settings.topupMin);
@@ -82,7 +90,7 @@ export async function clearAuthorization(deps: MoneyStoreDeps, request: Clearing
       at,
       postings: [
         { accountId: extra < 0 ? await creditAccountOf(trx, card) : card.account_id, amount: -extra },
-        { accountId: await deps.systemAccounts(trx, SYSTEM_ACCOUNTS.authorized), amount: -held, system: true },
+        { accountId: await deps.systemAccounts(trx, SYSTEM_ACCOUNTS.authorized), amount: -fromHold, system: true },
         { accountId: await deps.systemAccounts(trx, SYSTEM_ACCOUNTS.merchants), amount: cleared, system: true },
       ],
     });
@@ -128,7 +136,16 @@ export async function releaseAuthorization(deps: MoneyStoreDeps, request: Releas
     const { row, card } = await lockedAuthorization(trx, request.providerTransactionId);
     const amount = Number(row.amount);
     const result = { authorizationId: row.id, cardId: card.id, status: request.why, amount };
-    if (row.status === request.why) return { ...result, cardBalance: await accountBalance(trx, card.account_id), replayed: true };
+    // Released already (voided or expired): the same answer again, nothing moves.
+    if (row.status === 'voided' || row.status === 'expired') {
+      return { ...result, status: row.status, cardBalance: await accountBalance(trx, card.account_id), replayed: true };
+    }
+    if (row.status === 'cleared') {
+      throw new AuthorizationError(
+        'not_pending',
+        `Authorization ${row.provider_transaction_id} is cleared: a clearing is not voided (a refund gives money back)`,
+      );
+    }
     if (row.status !== 'pending') throw notPending(row);
     const at = isoTime(request.now);
     // A hold released on a card closed meanwhile goes to the owner's wallet (`creditAccountOf`).
