@@ -175,11 +175,16 @@ export function checked<T>(eventType: string, payload: T): T {
 export const asaSignature = (body: unknown, secret = ASA_SECRET) => lithicHmac(secret, canonicalJson(body));
 
 /** Standard Webhooks headers for a payload, signed now (the library reads the real clock). */
-export function webhookHeaders(body: string, id = `msg_${randomUUID()}`, at = new Date(), secret = WEBHOOK_SECRET): Record<string, string> {
+export function webhookHeaders(
+  body: string,
+  id = `msg_${randomUUID()}`,
+  at = new Date(),
+  secret: string | Uint8Array = WEBHOOK_SECRET,
+): Record<string, string> {
   return {
     'webhook-id': id,
     'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
-    'webhook-signature': new Webhook(secret).sign(id, at, body),
+    'webhook-signature': new Webhook(secret, typeof secret === 'string' ? {} : { format: 'raw' }).sign(id, at, body),
   };
 }
 

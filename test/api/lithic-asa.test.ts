@@ -6,7 +6,15 @@ import { ASA_RESULT_OF, type AsaRequest, decideAsa } from '../../src/core/provid
 import { DECLINE_CODES } from '../../src/core/authorization/declines.js';
 import { coreOn, type Dialect, dialects } from '../core/dialects.js';
 import { lithicOpenApiSkip, lithicValidator } from '../helpers/lithic-openapi.js';
-import { type AsaOptions, asaRequest, asaSignature, startLithicApi, type LithicApi } from './lithic-asa-payloads.js';
+import {
+  ASA_SECRET,
+  type AsaOptions,
+  asaRequest,
+  asaSignature,
+  webhookHeaders,
+  startLithicApi,
+  type LithicApi,
+} from './lithic-asa-payloads.js';
 
 // Issue 34, section 2: `POST /provider/lithic/asa` over HTTP, its requests built from Lithic's document and every
 // answer checked against the document's `asa-response`.
@@ -93,6 +101,15 @@ for (const dialect of dialects()) {
         'x-lithic-hmac': createHmac('sha256', 'asa-secret-for-tests').update(text).digest('base64'),
       });
       assert.equal(response.body.result, 'APPROVED');
+    });
+
+    test("Lithic's newer Standard Webhooks headers, signed with the ASA secret, are taken; forged ones are not", async (ctx) => {
+      const api = await served(ctx, dialect);
+      const text = JSON.stringify(asaRequest({ cardToken: api.cardToken, amount: 100, created: api.t.clock.now() }));
+      const secret = Buffer.from(ASA_SECRET);
+      assert.equal((await api.post(LITHIC_ASA_PATH, text, webhookHeaders(text, undefined, new Date(), secret))).body.result, 'APPROVED');
+      const forged = webhookHeaders(text, undefined, new Date(), Buffer.from('another'));
+      assert.equal((await api.post(LITHIC_ASA_PATH, text, forged)).status, 401);
     });
 
     test('declines map to Lithic results: insufficient funds, frozen card, controls; every decline code has one', async (ctx) => {

@@ -1,5 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { Webhook } from 'standardwebhooks';
 import { type AsaRequest, type AsaResponse, FAILED_RESULT } from '../../core/provider/lithic-events/asa.js';
 import type { Clock } from '../../infra/clock.js';
 import type { Logger } from '../../infra/logger.js';
@@ -11,7 +12,9 @@ import { loggableError } from '../../infra/log-safe.js';
  *
  * Signed as Lithic documents its `X-Lithic-HMAC`: base64 of HMAC-SHA256 with the ASA secret over the request's
  * JSON, keys sorted, without spaces, non-ASCII escaped (Python's `json.dumps(sort_keys=True, separators=(',', ':'))`);
- * a signature over the body exactly as sent is taken too (the same secret signed it). Refused with 401, before
+ * a signature over the body exactly as sent is taken too (the same secret signed it). Lithic's newer ASA headers
+ * (`webhook-id`, `webhook-timestamp`, `webhook-signature`: Standard Webhooks with the same secret) are taken
+ * instead when present. Refused with 401, before
  * anything is read: no signature, a wrong one, or a request whose own `created` is more than `maxAgeMs` (5 minutes)
  * from our clock either way (a replay is harmless, the first answer being given again, but a stale request is not
  * Lithic's: it waits 2 s at most). A signed request is always answered 200 with an `asa-response`: one that cannot be
@@ -64,6 +67,32 @@ export function verifyLithicHmac(secret: string, raw: Buffer, parsed: unknown, h
   return parsed !== undefined && sameSignature(lithicHmac(secret, canonicalJson(parsed)), given);
 }
 
+/** The Standard Webhooks check with the ASA secret: a `whsec_`/base64 secret as such, any other as its bytes. */
+function standardWebhook(secret: string): Webhook {
+  try {
+    return new Webhook(secret);
+  } catch {
+    return new Webhook(Buffer.from(secret), { format: 'raw' });
+  }
+}
+
+function verifiesStandard(webhook: Webhook, raw: Buffer, request: FastifyRequest): boolean {
+  const header = (name: string) => {
+    const value = request.headers[name];
+    return typeof value === 'string' ? value : '';
+  };
+  try {
+    webhook.verify(raw, {
+      'webhook-id': header('webhook-id'),
+      'webhook-timestamp': header('webhook-timestamp'),
+      'webhook-signature': header('webhook-signature'),
+    });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function parse(raw: Buffer): unknown {
   try {
     return JSON.parse(raw.toString('utf8'));
@@ -90,6 +119,7 @@ function asAsaRequest(body: unknown): AsaRequest | null {
 export const lithicAsaRoutes: FastifyPluginAsync<LithicAsaRouteOptions> = async (scope, options) => {
   const { secret, clock, logger, decide } = options;
   const maxAgeMs = options.maxAgeMs ?? MAX_AGE_MS;
+  const webhook = standardWebhook(secret);
   scope.removeAllContentTypeParsers();
   scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
 
@@ -100,8 +130,12 @@ export const lithicAsaRoutes: FastifyPluginAsync<LithicAsaRouteOptions> = async 
       const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
       const parsed = parse(raw);
       const header = request.headers['x-lithic-hmac'];
-      if (!verifyLithicHmac(secret, raw, parsed, typeof header === 'string' ? header : undefined)) {
-        return reply.code(401).send({ error: 'Invalid or missing X-Lithic-HMAC' });
+      const signed =
+        request.headers['webhook-signature'] !== undefined
+          ? verifiesStandard(webhook, raw, request)
+          : verifyLithicHmac(secret, raw, parsed, typeof header === 'string' ? header : undefined);
+      if (!signed) {
+        return reply.code(401).send({ error: 'Invalid or missing signature (X-Lithic-HMAC or webhook-signature)' });
       }
       const asa = asAsaRequest(parsed);
       const created = asa ? Date.parse(asa.created) : Number.NaN;
