@@ -9,6 +9,7 @@ import {
   responseSample,
   schemaSample,
   threeDsChallenge,
+  tokenizationCode,
   type TransactionEvent,
 } from './lithic-payloads.js';
 
@@ -78,6 +79,8 @@ export interface FakeLithic {
   challengeResponses: { token: string; challenge_response: string }[];
   /** The 3-D Secure authentications opened by `/v1/three_ds_authentication/simulate`, by token. */
   authentications: Map<string, { cardToken: string; answer?: string }>;
+  /** The codes digital wallets asked for (`/v1/simulate/tokenizations`), in order. */
+  walletCodes: { cardToken: string; code: string }[];
   deliveries: Delivery[];
   /** What the document does not allow, in what we sent the fake or what the fake or our routes answered. */
   problems: Problems;
@@ -102,6 +105,7 @@ export async function startFakeLithic(options: FakeLithicOptions = {}): Promise<
   const transactions = new Map<string, FakeTransaction>();
   const authentications = new Map<string, { cardToken: string; answer?: string }>();
   const challengeResponses: FakeLithic['challengeResponses'] = [];
+  const walletCodes: FakeLithic['walletCodes'] = [];
   const deliveries: Delivery[] = [];
   const problems: Problems = [];
   const asaSecret = secret();
@@ -416,6 +420,28 @@ export async function startFakeLithic(options: FakeLithicOptions = {}): Promise<
     ],
     [
       'POST',
+      /^\/v1\/simulate\/tokenizations$/,
+      async ({ body }) => {
+        const card = [...cards.values()].find((c) => c.pan === body?.pan);
+        if (!card) return error(400, 'No card with that PAN');
+        const token = randomUUID();
+        // The wallet asks for a code: Lithic sends it to be delivered by us, under both its event types.
+        const authenticationCode = String(randomInt(1_000_000)).padStart(6, '0');
+        walletCodes.push({ cardToken: card.token, code: authenticationCode });
+        for (const eventType of [
+          'tokenization.two_factor_authentication_code',
+          'digital_wallet.tokenization_two_factor_authentication_code',
+        ] as const) {
+          await deliver(
+            eventType,
+            tokenizationCode({ cardToken: card.token, authenticationCode, tokenizationToken: token }, {}, eventType),
+          );
+        }
+        return [201, responseSample('POST', '/v1/simulate/tokenizations', 201, { token, card_token: card.token, status: 'INACTIVE' })];
+      },
+    ],
+    [
+      'POST',
       /^\/v1\/three_ds_decisioning\/challenge_response$/,
       async ({ body }) => {
         const authentication = authentications.get(String(body?.token));
@@ -478,6 +504,7 @@ export async function startFakeLithic(options: FakeLithicOptions = {}): Promise<
     cards,
     transactions,
     challengeResponses,
+    walletCodes,
     authentications,
     deliveries,
     problems,

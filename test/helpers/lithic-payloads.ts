@@ -235,11 +235,21 @@ export function threeDsChallenge(
   });
 }
 
-/** `tokenization.two_factor_authentication_code`: the code a digital wallet asks the cardholder for. */
-export function tokenizationCode(code: { cardToken: string; authenticationCode: string }, overrides: Overrides = {}): Record<string, Json> {
-  return webhookPayload('tokenization.two_factor_authentication_code', {
+/**
+ * `tokenization.two_factor_authentication_code` (or its older twin `digital_wallet.…`, which Lithic still sends):
+ * the code a digital wallet asks the cardholder for.
+ */
+export function tokenizationCode(
+  code: { cardToken: string; authenticationCode: string; tokenizationToken?: string },
+  overrides: Overrides = {},
+  eventType:
+    | 'tokenization.two_factor_authentication_code'
+    | 'digital_wallet.tokenization_two_factor_authentication_code' = 'tokenization.two_factor_authentication_code',
+): Record<string, Json> {
+  return webhookPayload(eventType, {
     card_token: code.cardToken,
     authentication_code: code.authenticationCode,
+    ...(code.tokenizationToken === undefined ? {} : { tokenization_token: code.tokenizationToken }),
     ...overrides,
   });
 }

@@ -156,6 +156,30 @@ describe('the fake Lithic', { skip: lithicOpenApiSkip() }, () => {
     assert.deepEqual(fake.problems, []);
   });
 
+  test('a tokenization simulation sends the wallet code under both event types, each valid against its webhook', async () => {
+    const card = (await call('GET', `/v1/cards/${(await newCard()).token}`)).body as {
+      pan: string;
+      cvv: string;
+      exp_month: string;
+      exp_year: string;
+    };
+    const from = received.length;
+    const { status } = await call('POST', '/v1/simulate/tokenizations', {
+      pan: card.pan,
+      cvv: card.cvv,
+      expiration_date: `${card.exp_month}/${card.exp_year.slice(-2)}`,
+      tokenization_source: 'GOOGLE',
+    });
+    assert.equal(status, 201);
+    const events = received.slice(from).map((r) => JSON.parse(r.body));
+    assert.deepEqual(
+      events.map((e) => e.event_type),
+      ['tokenization.two_factor_authentication_code', 'digital_wallet.tokenization_two_factor_authentication_code'],
+    );
+    assert.equal(events[0].authentication_code, fake.walletCodes.at(-1)!.code);
+    assert.deepEqual(fake.problems, []);
+  });
+
   test('enrolment: the responder endpoint, an event subscription and both secrets', async () => {
     assert.deepEqual(
       (await call('POST', '/v1/responder_endpoints', { type: 'AUTH_STREAM_ACCESS', url: 'https://bot.example/provider/lithic/asa' })).body,

@@ -209,6 +209,24 @@ describe('Lithic behind the bot, end to end (the fake Lithic, the Bot API test s
     assert.deepEqual(fake.problems, []);
   });
 
+  it("a digital wallet's code from Lithic is pushed to the chat as an OTP, once though Lithic sends it under both its event types", async () => {
+    const alice = server.user(6401);
+    const [issued] = [...fake.cards.values()];
+    const mark = server.mark();
+    await fetchFake('/v1/simulate/tokenizations', {
+      pan: issued!.pan,
+      cvv: issued!.cvv,
+      expiration_date: `${issued!.expMonth}/${issued!.expYear.slice(-2)}`,
+      tokenization_source: 'APPLE_PAY',
+      wallet_recommended_decision: 'REQUIRE_ADDITIONAL_AUTHENTICATION',
+    });
+    const { code } = fake.walletCodes.at(-1)!;
+    await server.nextMessage(alice.chatId, mark, code);
+    const otps = await runtime.database.db.selectFrom('card_otps').select('code').where('code', '=', code).execute();
+    assert.equal(otps.length, 1, 'the subscription takes one of the two event types');
+    assert.deepEqual(fake.problems, []);
+  });
+
   async function fetchFake(pathname: string, body: unknown): Promise<{ token: string }> {
     const response = await fetch(fake.url + pathname, {
       method: 'POST',
