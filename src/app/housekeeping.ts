@@ -11,7 +11,8 @@ const EVERY_MS = 10 * 60_000;
  * What every service process does now and then, whether or not it runs the bot: OTP codes past their
  * retention and the outbox's delivered or stale rows are deleted (so the outbox stays bounded when no
  * bot consumes it); operations a crash left waiting on the card provider are settled as failed; card
- * authorizations held past `AUTHORIZATION_HOLD_DAYS` are released. Runs at
+ * authorizations held past `AUTHORIZATION_HOLD_DAYS` are released, and spent single-use cards whose closure
+ * failed are closed. Runs at
  * once, then every ten minutes, on the loop the bot's jobs run on; `stop` waits for a run in progress.
  */
 export function startHousekeeping(
@@ -33,6 +34,10 @@ export function startHousekeeping(
     // Holds of card authorizations past AUTHORIZATION_HOLD_DAYS released (their lines Reversed).
     const expired = await runtime.admin.expireAuthorizations();
     if (expired > 0) logger.info({ expired }, 'released expired authorization holds');
+    // Single-use cards a failed closure left open after their first clearing: counts only, no card data.
+    const spent = await runtime.admin.closeSpentSingleUseCards();
+    if (spent.closed > 0) logger.info(spent, 'closed spent single-use cards');
+    if (spent.failed > 0) logger.warn(spent, 'closing spent single-use cards failed; retrying on the next sweep');
   };
   const loop = startLoop(
     everyMs,

@@ -212,5 +212,34 @@ for (const dialect of dialects()) {
       assert.equal(await balance(), 550);
       await assertLedgerExact(t);
     });
+
+    test('a single-use card closes after its first clearing without the cardholder’s cooldown; a failed closure is retried by the sweep', async (ctx) => {
+      const t = await useCore(ctx, dialect);
+      const { alice, card, wallet } = await funded(t, 2_000);
+      await setCard(t, card.id, { type: 'single_use' });
+      await t.core.withdraw(alice.caller, card.id, { amount: 100 }); // the withdrawal cooldown now runs
+      const first = purchase(card.id, 500);
+      await t.core.authorize(first);
+      assert.equal((await t.core.clearAuthorization({ providerTransactionId: first.providerTransactionId })).cardClosed, true);
+      assert.equal((await t.core.getCard(alice.caller, card.id)).status, 'closed');
+
+      const other = await newCard(t, alice, 'Once');
+      await t.core.topup(alice.caller, other.id, { amount: 1_000 });
+      await setCard(t, other.id, { type: 'single_use' });
+      const asked = purchase(other.id, 300);
+      await t.core.authorize(asked);
+      const call = holdNextCall(t, 'terminate');
+      const clearing = t.core.clearAuthorization({ providerTransactionId: asked.providerTransactionId });
+      await call.reached;
+      call.release('provider down');
+      assert.equal((await clearing).cardClosed, false);
+      assert.equal((await t.core.getCard(alice.caller, other.id)).status, 'active');
+      const before = await wallet();
+      assert.deepEqual(await t.admin.closeSpentSingleUseCards(), { closed: 1, failed: 0 });
+      assert.equal((await t.core.getCard(alice.caller, other.id)).status, 'closed');
+      assert.equal(await wallet(), before + 700);
+      assert.deepEqual(await t.admin.closeSpentSingleUseCards(), { closed: 0, failed: 0 });
+      await assertLedgerExact(t);
+    });
   });
 }

@@ -165,6 +165,11 @@ export function createSandbox(deps: CoreDeps) {
       return (await core().expireAuthorizations()).length;
     },
 
+    /** Single-use cards whose closure failed after their first clearing, closed now (counts only). */
+    closeSpentSingleUseCards(): Promise<{ closed: number; failed: number }> {
+      return core().closeSpentSingleUseCards();
+    },
+
     /** A merchant refunds onto the card. */
     async simulateRefund(cardId: string, amount: Cents, merchant = 'Sandbox Merchant'): Promise<SimulatedTransaction> {
       return refund(cardId, amount, merchant);

@@ -34,6 +34,7 @@ export function createAuthorizationOperations(deps: OperationDeps) {
         now: deps.clock.now(),
       }),
     expireAuthorizations: () => expireAuthorizations(deps),
+    closeSpentSingleUseCards: () => closeSpentSingleUseCards(deps),
   };
 }
 
@@ -74,9 +75,9 @@ async function authorize(deps: OperationDeps, input: AuthorizationInput): Promis
 
 /**
  * The clearing, then a single-use card's closure (its balance back to the wallet, the provider's card
- * terminated), the way a cardholder's close goes. A closure refused (a withdrawal's cooldown running) or
- * failed leaves the card open but spent: any further purchase is declined `single_use_used`, and the
- * clearing asked again tries the closure again.
+ * terminated), as the system's, which claims no cooldown of the cardholder's. A closure that fails (the
+ * provider) leaves the card open but spent: any further purchase is declined `single_use_used`, and the
+ * housekeeping's expiry sweep (`closeSpentSingleUseCards`) tries it again.
  */
 async function clearAuthorization(deps: OperationDeps, input: ClearingInput): Promise<ClearingOutcome> {
   const result = await deps.money.clearAuthorization({
@@ -93,13 +94,46 @@ async function clearAuthorization(deps: OperationDeps, input: ClearingInput): Pr
     .where('cards.id', '=', result.cardId)
     .executeTakeFirstOrThrow();
   if (card.status === 'closed') return { ...result, cardClosed: true };
+  const closed = await closeSpent(deps, { cardId: result.cardId, userId: card.user_id, walletAccountId: card.wallet_account_id });
+  return closed ? { ...result, cardBalance: 0, cardClosed: true } : { ...result, cardClosed: false };
+}
+
+/** A spent single-use card closed as the system; false when it could not be (left for the next sweep). */
+async function closeSpent(deps: OperationDeps, card: { cardId: string; userId: string; walletAccountId: number }): Promise<boolean> {
   try {
-    await close(deps, { userId: card.user_id, walletAccountId: card.wallet_account_id }, result.cardId);
-    return { ...result, cardBalance: 0, cardClosed: true };
+    await close(deps, { userId: card.userId, walletAccountId: card.walletAccountId }, card.cardId, { system: true });
+    return true;
   } catch (error) {
-    if (error instanceof CardServiceError) return { ...result, cardClosed: false };
-    throw error;
+    if (error instanceof CardServiceError && error.code === 'ALREADY_CLOSED') return true;
+    return false;
   }
+}
+
+/**
+ * Single-use cards still active after a cleared purchase (their closure failed at the clearing), closed
+ * now; returns how many were closed and how many failed again (retried on the next sweep).
+ */
+async function closeSpentSingleUseCards(deps: OperationDeps): Promise<{ closed: number; failed: number }> {
+  const spent = await deps.db
+    .selectFrom('cards')
+    .innerJoin('users', 'users.id', 'cards.user_id')
+    .select(['cards.id as cardId', 'cards.user_id as userId', 'users.wallet_account_id as walletAccountId'])
+    .where('cards.type', '=', 'single_use')
+    .where('cards.status', '=', 'active')
+    .where((eb) =>
+      eb.exists(
+        eb
+          .selectFrom('card_authorizations')
+          .select('card_authorizations.id')
+          .whereRef('card_authorizations.card_id', '=', 'cards.id')
+          .where('card_authorizations.status', '=', 'cleared'),
+      ),
+    )
+    .limit(EXPIRY_BATCH)
+    .execute();
+  let closed = 0;
+  for (const card of spent) if (await closeSpent(deps, card)) closed++;
+  return { closed, failed: spent.length - closed };
 }
 
 const EXPIRY_BATCH = 100;

@@ -82,6 +82,11 @@ export interface ClosureRequest {
   cardId: string;
   operationId: string;
   now: Date;
+  /**
+   * A closure the system decides (a single-use card after its first clearing), not the cardholder: the
+   * cooldown shared with withdrawals is neither checked nor claimed.
+   */
+  system?: boolean;
 }
 
 export interface ClosureHold extends ClosureRequest {

@@ -30,13 +30,14 @@ const CLOSE_POLL_MS = 20;
  * reaches the wallet once it has terminated the card (the line `Approved`, with anything credited
  * to the card meanwhile); a provider refusal gives it back to the card (the line removed).
  */
-export async function close(deps: ClosureDeps, caller: Caller, cardId: string): Promise<CloseResult> {
+export async function close(deps: ClosureDeps, caller: Caller, cardId: string, options: { system?: boolean } = {}): Promise<CloseResult> {
   const { db, clock, provider, pending, money } = deps;
   const now = clock.now();
   const operationId = newRecordId();
   let hold: ClosureHold;
   try {
-    hold = await money.holdClosure({ caller, cardId, operationId, now });
+    // A system closure (`system`) claims no cooldown of the cardholder's.
+    hold = await money.holdClosure({ caller, cardId, operationId, now, system: options.system ?? false });
   } catch (refusal) {
     // A close that ran beside this one took the cooldown first: say what it did, once it is done.
     const closedMeanwhile =

@@ -19,7 +19,7 @@ export async function holdClosure({ db, cooldowns, pending }: MoneyStoreDeps, re
     const found = await findOwnedCard(trx, caller, cardId);
     const refused = closeStateRefusal(found);
     if (refused) throw refused;
-    await cooldowns.withdrawal.claim(trx, caller, found.id, now);
+    if (!request.system) await cooldowns.withdrawal.claim(trx, caller, found.id, now);
     // The balance leaves the card now, a `Pending` line on its statement, and reaches the wallet
     // once the provider has terminated the card.
     const balance = await lockedBalance(trx, found.account_id);

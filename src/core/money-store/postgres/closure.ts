@@ -22,6 +22,8 @@ export async function holdClosure(
   request: ClosureRequest,
 ): Promise<ClosureHold> {
   const { caller, cardId, operationId, now } = request;
+  // The statement claims the cardholder's cooldown; a system closure does not: in steps (rare).
+  if (request.system) return steps.holdClosure(request);
   checkCardId(cardId);
   const held = await holdOnce(
     holdStatement,
