@@ -50,15 +50,17 @@ describe('simulate purchase, clear and void (admin command line)', () => {
     assert.equal((await admin('ledger', 'check', '--json')).json().consistent, true);
   });
 
-  test('void releases a held purchase, the line Reversed; clearing it then is refused', async () => {
+  test('void releases a held purchase, the line Reversed; a late clearing settles from the balance; a void then is refused', async () => {
     const { card } = await fundedCard(5_000);
     const id = (await admin('simulate', 'purchase', '--card', card.id, '--amount', '10', '--hold', '--json')).json()
       .transactionId as string;
     const voided = await admin('simulate', 'void', '--transaction', id, '--json');
     assert.deepEqual([voided.json().status, voided.json().cardBalance], ['Reversed', '50.00']);
-    const refused = await admin('simulate', 'clear', '--transaction', id);
+    const late = await admin('simulate', 'clear', '--transaction', id, '--json');
+    assert.deepEqual([late.code, late.json().status, late.json().cardBalance], [0, 'Approved', '40.00']);
+    const refused = await admin('simulate', 'void', '--transaction', id);
     assert.notEqual(refused.code, 0);
-    assert.match(refused.err, /is voided, not pending/);
+    assert.match(refused.err, /is cleared: a clearing is not voided/);
   });
 
   test('a declined purchase prints its reason and, in JSON, its fix', async () => {
