@@ -13,6 +13,7 @@ import { ConfigError, loadConfig, requireBotToken, type Config } from './config.
 import { CardDataKeyError } from '../core/keys/secrets.js';
 import { loadDotEnv } from './env.js';
 import { startHousekeeping, startIdempotencyPurge } from './housekeeping.js';
+import { lithicThreeDsResponder, startThreeDsAnswers } from '../core/provider/lithic-events/three-ds.js';
 import { loggableError } from '../infra/log-safe.js';
 import { createLogger, processLogDestination, type Logger } from '../infra/logger.js';
 import { type MetricsListener, metricsRegistry, poolMetrics, serveMetrics } from '../infra/metrics.js';
@@ -86,6 +87,11 @@ async function start(config: Config, logger: Logger): Promise<() => Promise<void
     process.exit(1);
   });
   const housekeeping = startHousekeeping(runtime, logger);
+  // With Lithic behind the core: the cardholders' answers to its 3-D Secure challenges sent back to it (sending
+  // one twice is harmless: Lithic answers an answered challenge 422, taken as done).
+  const threeDsAnswers = runtime.lithic
+    ? startThreeDsAnswers({ db: runtime.database.db, clock: runtime.clock }, lithicThreeDsResponder(runtime.lithic), logger)
+    : undefined;
   // The HTTP server runs for the API or for the bot's webhook: its Idempotency-Key replies are purged here.
   const servesHttp = config.HTTP_ENABLED || (token !== undefined && config.BOT_MODE === 'webhook');
   const idempotencyPurge = servesHttp ? startIdempotencyPurge(runtime, logger) : undefined;
@@ -108,6 +114,7 @@ async function start(config: Config, logger: Logger): Promise<() => Promise<void
     await idempotencyPurge?.stop();
     await bot?.stop();
     await remote?.stop();
+    await threeDsAnswers?.stop();
     await housekeeping.stop();
     await runtime.close();
     if (redis) await closeRedis(redis);
