@@ -68,7 +68,7 @@ describe('Lithic behind the bot, end to end (the fake Lithic, the Bot API test s
       config: { token: '123456:TEST-token', apiRoot, sensitiveTtlSeconds: 60, otpTtlSeconds: 60, pollIntervalMs: 100, rateLimit: false },
     });
     api = await startHttpApi({ runtime, config, logger });
-    // The 3-D Secure answers' job, as the process serving Lithic's routes runs it.
+    // The 3-D Secure answers' job, as src/app/run.ts starts it beside the bot and the API.
     answers = startThreeDsAnswers({ db: runtime.database.db, clock: systemClock }, lithicThreeDsResponder(runtime.lithic!), logger);
   });
 
