@@ -95,6 +95,7 @@ export const GROUPS: Readonly<Record<string, string>> = {
   keys: 'The card-data key: its file and fingerprint, rotation to a new key',
   provider: 'The card provider behind the core (CARD_PROVIDER)',
   'provider lithic': "Lithic: its status, the enrolment of this service's routes, its sandbox's simulations",
+  'provider lithic simulate': "Lithic's sandbox: a purchase authorized, cleared, voided or returned, decided by this service's routes",
 };
 
 /** The command line as commander reads it: a group per first word, a command per entry of `COMMANDS`. */

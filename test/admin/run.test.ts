@@ -110,10 +110,12 @@ describe('admin command line', () => {
       assert.doesNotMatch(help.out, /\w+ commands\n/, 'no group described only by its name');
       assert.equal(help.err, '');
     }
+    // Each word but the last is a group (`provider lithic status`: the groups `provider` and `provider lithic`).
     const groups = new Set(
-      Object.keys(COMMANDS)
-        .filter((name) => name.includes(' '))
-        .map((name) => name.split(' ')[0]!),
+      Object.keys(COMMANDS).flatMap((name) => {
+        const words = name.split(' ');
+        return words.slice(0, -1).map((_, i) => words.slice(0, i + 1).join(' '));
+      }),
     );
     assert.deepEqual(new Set(Object.keys(GROUPS)), groups, 'every group has its line, and only groups');
     const version = await admin('--version');
