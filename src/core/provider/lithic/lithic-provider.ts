@@ -16,7 +16,8 @@ import { LithicApiError, type LithicClient } from './lithic-client.js';
 /** What the adapter reads of Lithic's card (`non_pci_card_response`, and `pan`/`cvv` when the key may see them). */
 export const lithicCard = z.object({
   token: z.string().min(1),
-  last_four: z.string().regex(/^\d{4}$/),
+  // The document's last_four: any four characters (no pattern).
+  last_four: z.string().length(4),
   state: z.string(),
   type: z.string(),
   memo: z.string().nullish(),
