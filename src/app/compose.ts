@@ -17,6 +17,7 @@ import { createCardService, type CardService } from '../core/service.js';
 import { defaultCoreSettings, type CoreSettings } from '../core/settings.js';
 import { openDatabase, type OpenDatabase } from '../db/database.js';
 import type { GroupCommitOptions } from '../db/sqlite/index.js';
+import type { Db } from '../db/schema.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { EVENTS_CHANNEL, listenForNotifications } from '../db/notify.js';
 import type { Config } from './config.js';
@@ -34,6 +35,8 @@ export interface CoreRuntime {
   /** Lithic's API client when `CARD_PROVIDER=lithic` (the operator's `provider lithic …`). */
   lithic?: LithicClient;
   database: OpenDatabase;
+  /** The core's own handle on the database: events recorded in its transactions are announced once committed. */
+  eventsDb: Db;
   clock: Clock;
   cardDataKey: CardDataKeyHandle;
   /** Seals and opens values under the card-data key (card data, and what the bot keeps that holds a secret). */
@@ -120,6 +123,7 @@ export async function startCore(options: CoreOptions): Promise<CoreRuntime> {
       sandbox,
       ...(lithic ? { lithic } : {}),
       database,
+      eventsDb: deps.db,
       clock,
       cardDataKey,
       cipher,

@@ -22,6 +22,11 @@ export interface LithicRoutesOptions {
   webhookSecret?: string;
   /** Where `lithic_events_unknown_total` is counted (the process's registry); not counted when absent. */
   registry?: Registry;
+  /**
+   * The handle the routes record on: the core's own (`CoreRuntime.eventsDb`), so that the events they record (a
+   * challenge, a wallet code) reach the bot at once rather than at its next look at the outbox.
+   */
+  db?: Db;
   /** The ASA decision's budget (1.5 s by default). */
   asaBudgetMs?: number;
 }
@@ -31,7 +36,8 @@ export function registerLithicRoutes(
   deps: { core: CardService; db: Db; clock: Clock; logger: Logger },
   options: LithicRoutesOptions,
 ): void {
-  const { core, db, clock, logger } = deps;
+  const { core, clock, logger } = deps;
+  const db = options.db ?? deps.db;
   if (options.asaSecret) {
     const onFailure = (why: 'error' | 'late', error?: unknown) =>
       logger.error(
