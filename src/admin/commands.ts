@@ -15,6 +15,7 @@ import type { ControlsInput } from '../core/operations/card-controls.js';
 import { isCardServiceError } from '../core/rules/errors.js';
 import type { LithicClient } from '../core/provider/lithic/lithic-client.js';
 import { lithicEnroll, lithicSimulate, lithicStatus } from '../core/provider/lithic/lithic-operator.js';
+import { secretFingerprint, storeProviderSecrets } from '../core/keys/provider-secrets.js';
 import { LithicCardProvider } from '../core/provider/lithic/lithic-provider.js';
 
 // Every command of the admin command line in one table, each entry small (usage, options, one run): the help
@@ -1027,21 +1028,38 @@ const LITHIC_COMMANDS: Record<string, Command> = {
   },
   'provider lithic enroll': {
     description:
-      'Lithic: registers <url>/provider/lithic/asa (Auth Stream Access) and <url>/provider/lithic/events (events), prints their secrets',
+      'Lithic: registers <url>/provider/lithic/asa (Auth Stream Access) and <url>/provider/lithic/events (events), stores their secrets sealed',
     usage: 'provider lithic enroll --url URL',
     options: { url: { type: 'string', description: "the service's public https:// URL, e.g. https://cards.example.com" } },
     async run(runtime, v) {
       const url = text(v, 'url');
       if (!URL.canParse(url) || new URL(url).protocol !== 'https:') throw new AdminError('--url must be an https:// URL (Lithic calls it)');
       const e = await lithicEnroll(lithicOf(runtime), url);
+      // Sealed under the card-data key; never printed: the operator compares them by fingerprint.
+      await storeProviderSecrets(
+        runtime.database.db,
+        runtime.cipher,
+        { LITHIC_ASA_SECRET: e.asaSecret, LITHIC_WEBHOOK_SECRET: e.webhookSecret },
+        runtime.clock.now().toISOString(),
+      );
+      const asaSecretFingerprint = secretFingerprint(e.asaSecret);
+      const webhookSecretFingerprint = secretFingerprint(e.webhookSecret);
       return {
         human: [
           `Enrolled: ASA ${e.asaUrl}, events ${e.eventsUrl} (subscription ${e.subscriptionToken}).`,
-          'Put these in the service environment (or their _FILE forms) and restart it:',
-          `LITHIC_ASA_SECRET=${e.asaSecret}`,
-          `LITHIC_WEBHOOK_SECRET=${e.webhookSecret}`,
+          `Stored both secrets in the database, sealed with the card-data key: ASA secret ${asaSecretFingerprint}, ` +
+            `webhook secret ${webhookSecretFingerprint} (fingerprints).`,
+          'Restart the service to use them; LITHIC_ASA_SECRET / LITHIC_WEBHOOK_SECRET in its environment, when set, win over them.',
         ].join('\n'),
-        json: { ...e },
+        json: {
+          asaUrl: e.asaUrl,
+          eventsUrl: e.eventsUrl,
+          subscriptionToken: e.subscriptionToken,
+          secretsStored: true,
+          asaSecretFingerprint,
+          webhookSecretFingerprint,
+          restartNeeded: true,
+        },
       };
     },
   },

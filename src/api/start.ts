@@ -42,7 +42,14 @@ export interface HttpApiSettings {
 
 export interface HttpApiOptions {
   /** The running core: its operations, database and clock (`src/app/compose.ts`'s `CoreRuntime` is one). */
-  runtime: { core: CardService; database: { db: Db }; eventsDb?: Db; clock: Clock };
+  runtime: {
+    core: CardService;
+    database: { db: Db };
+    eventsDb?: Db;
+    clock: Clock;
+    /** Lithic's secrets stored by `provider lithic enroll`, read at start: used for a setting the environment leaves unset. */
+    storedSecrets?: { LITHIC_ASA_SECRET?: string; LITHIC_WEBHOOK_SECRET?: string };
+  };
   config: HttpApiSettings;
   logger: Logger;
   /** Routes of other parts mounted before listening (the bot's webhook: counted per address with `config.webhook`), no metrics label. */
@@ -93,7 +100,13 @@ export async function startHttpApi(options: HttpApiOptions): Promise<RunningHttp
     ...(remote ? { cardApi: false, cardServiceReady: remote.cardServiceReady } : {}),
     lithic:
       !remote && config.CARD_PROVIDER === 'lithic'
-        ? { asaSecret: config.LITHIC_ASA_SECRET, webhookSecret: config.LITHIC_WEBHOOK_SECRET, registry, db: runtime.eventsDb }
+        ? {
+            // The environment's value wins; unset, the one `provider lithic enroll` stored.
+            asaSecret: config.LITHIC_ASA_SECRET ?? runtime.storedSecrets?.LITHIC_ASA_SECRET,
+            webhookSecret: config.LITHIC_WEBHOOK_SECRET ?? runtime.storedSecrets?.LITHIC_WEBHOOK_SECRET,
+            registry,
+            db: runtime.eventsDb,
+          }
         : undefined,
     webApp:
       config.WEBAPP_URL && config.BOT_TOKEN && webApp

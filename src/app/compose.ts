@@ -8,6 +8,7 @@ import { systemClock, type Clock } from '../infra/clock.js';
 import { createSandboxMailbox } from '../core/provider/mailbox.js';
 import { type CardProvider, SandboxCardProvider } from '../core/provider/provider.js';
 import { withTimeout } from '../core/provider/provider-timeout.js';
+import { type ProviderSecretName, readProviderSecrets } from '../core/keys/provider-secrets.js';
 import { LithicClient } from '../core/provider/lithic/lithic-client.js';
 import { LithicCardProvider } from '../core/provider/lithic/lithic-provider.js';
 import { askProviderFirst } from '../core/operations/pending-settlement.js';
@@ -41,6 +42,11 @@ export interface CoreRuntime {
   cardDataKey: CardDataKeyHandle;
   /** Seals and opens values under the card-data key (card data, and what the bot keeps that holds a secret). */
   cipher: CardDataCipher;
+  /**
+   * With Lithic: the secrets `provider lithic enroll` stored (src/core/keys/provider-secrets.ts), read once here;
+   * a setting in the environment wins over its stored value (src/api/start.ts).
+   */
+  storedSecrets?: Partial<Record<ProviderSecretName, string>>;
   close(): Promise<void>;
 }
 
@@ -89,6 +95,7 @@ export async function startCore(options: CoreOptions): Promise<CoreRuntime> {
         fetch: options.lithic.fetch,
       });
     const provider: CardProvider = lithic ? new LithicCardProvider(lithic) : sandbox;
+    const storedSecrets = lithic ? await readProviderSecrets(database.db, cipher) : undefined;
     const deps = {
       db: announcingCommits(database.db, committedEvents),
       committedEvents,
@@ -127,6 +134,7 @@ export async function startCore(options: CoreOptions): Promise<CoreRuntime> {
       clock,
       cardDataKey,
       cipher,
+      ...(storedSecrets ? { storedSecrets } : {}),
       close,
     };
   } catch (error) {

@@ -198,6 +198,14 @@ export interface LithicThreeDsTable {
   sent_at: string | null;
 }
 
+/** A provider's secret by name (Lithic's ASA and webhook secrets), sealed with the card-data key (migrations/20261129_03_provider_secrets.ts). */
+export interface ProviderSecretsTable {
+  name: string;
+  /** Sealed under the card-data key, bound to `provider_secrets:<name>` (src/core/keys/provider-secrets.ts). */
+  value_encrypted: string;
+  updated_at: string;
+}
+
 /** The fingerprints of the card-data keys, never the keys: one current, the rest retired by rotations. */
 export interface CardDataKeysTable {
   fingerprint: string;
@@ -323,6 +331,7 @@ export interface Database {
   lithic_events: LithicEventsTable;
   lithic_transaction_events: LithicTransactionEventsTable;
   lithic_three_ds: LithicThreeDsTable;
+  provider_secrets: ProviderSecretsTable;
 }
 
 export type Db = Kysely<Database>;

@@ -6,6 +6,7 @@ import { after, afterEach, before, describe, test } from 'node:test';
 import { startCore } from '../../src/app/compose.js';
 import { loadConfig } from '../../src/app/config.js';
 import { FakeClock } from '../../src/infra/clock.js';
+import { readProviderSecrets, secretFingerprint } from '../../src/core/keys/provider-secrets.js';
 import { LithicClient } from '../../src/core/provider/lithic/lithic-client.js';
 import { LithicCardProvider } from '../../src/core/provider/lithic/lithic-provider.js';
 import { adminCommands } from '../helpers/admin.js';
@@ -225,8 +226,34 @@ describe('Lithic provider', { skip }, () => {
     seen.length = 0;
     const enrolled = await admin('provider', 'lithic', 'enroll', '--url', 'https://cards.example.com', '--json');
     assert.equal(enrolled.code, 0, enrolled.out);
-    assert.equal(enrolled.json().asaSecret, 'asa-secret-from-lithic');
-    assert.equal(enrolled.json().webhookSecret, 'whsec_from_lithic');
+    // Stored sealed with the card-data key, bound to their names; printed only as fingerprints, never themselves.
+    assert.deepEqual(
+      {
+        asa: enrolled.json().asaSecretFingerprint,
+        webhook: enrolled.json().webhookSecretFingerprint,
+        stored: enrolled.json().secretsStored,
+      },
+      { asa: secretFingerprint('asa-secret-from-lithic'), webhook: secretFingerprint('whsec_from_lithic'), stored: true },
+    );
+    const human = await admin('provider', 'lithic', 'enroll', '--url', 'https://cards.example.com');
+    assert.equal(human.code, 0, human.out);
+    assert.match(human.out, new RegExp(`ASA secret ${secretFingerprint('asa-secret-from-lithic')}`));
+    assert.match(human.out, /Restart the service/);
+    for (const out of [enrolled.out, human.out, enrolled.err, human.err]) {
+      assert.ok(!out.includes('asa-secret-from-lithic') && !out.includes('whsec_from_lithic'), 'no secret is printed');
+    }
+    const rows = await t.database.db.selectFrom('provider_secrets').selectAll().orderBy('name').execute();
+    assert.deepEqual(
+      rows.map((r) => r.name),
+      ['LITHIC_ASA_SECRET', 'LITHIC_WEBHOOK_SECRET'],
+    );
+    assert.ok(rows.every((r) => !r.value_encrypted.includes('secret') && !r.value_encrypted.includes('whsec')));
+    assert.equal(t.cipher.decrypt(rows[0]!.value_encrypted, 'provider_secrets:LITHIC_ASA_SECRET'), 'asa-secret-from-lithic');
+    assert.throws(() => t.cipher.decrypt(rows[0]!.value_encrypted, 'provider_secrets:LITHIC_WEBHOOK_SECRET'), 'bound to its name');
+    assert.deepEqual(await readProviderSecrets(t.database.db, t.cipher), {
+      LITHIC_ASA_SECRET: 'asa-secret-from-lithic',
+      LITHIC_WEBHOOK_SECRET: 'whsec_from_lithic',
+    });
     assert.deepEqual(seen[0]!.body, { type: 'AUTH_STREAM_ACCESS', url: 'https://cards.example.com/provider/lithic/asa' });
     assert.equal((seen[1]!.body as { url: string }).url, 'https://cards.example.com/provider/lithic/events');
 

@@ -1,4 +1,5 @@
 import type { Db, Executor } from '../../db/schema.js';
+import { resealProviderSecrets } from './provider-secrets.js';
 import { CardDataKeyError, type CardDataCipher } from './secrets.js';
 
 /** Said by every refusal that a key is missing or wrong. */
@@ -82,7 +83,7 @@ async function wrongKey(ex: Executor, source: string, expected: string, found: s
 }
 
 /**
- * Re-encrypts every card's PAN and CVV from `from`'s key to `to`'s in one transaction, retiring the
+ * Re-encrypts every card's PAN and CVV (and the providers' stored secrets) from `from`'s key to `to`'s in one transaction, retiring the
  * old key's fingerprint and recording the new one as current. Card creation waits for it (see
  * `lockCurrentCardDataKey`), so no value is sealed under the old key meanwhile. Returns the cards rotated.
  */
@@ -129,6 +130,7 @@ export async function reencryptCardData(
         .where('id', '=', card.id)
         .execute();
     }
+    await resealProviderSecrets(trx, from, to);
     await alsoReseal?.(trx, from, to);
     await trx
       .insertInto('card_data_keys')

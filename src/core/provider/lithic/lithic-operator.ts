@@ -33,7 +33,7 @@ export interface LithicEnrolment {
   asaUrl: string;
   eventsUrl: string;
   subscriptionToken: string;
-  /** The two signing secrets: for `LITHIC_ASA_SECRET` and `LITHIC_WEBHOOK_SECRET`. */
+  /** The two signing secrets, stored by `provider lithic enroll` (src/core/keys/provider-secrets.ts) in place of `LITHIC_ASA_SECRET` and `LITHIC_WEBHOOK_SECRET`. */
   asaSecret: string;
   webhookSecret: string;
 }
