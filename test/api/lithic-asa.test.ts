@@ -6,15 +6,8 @@ import { ASA_RESULT_OF, type AsaRequest, decideAsa } from '../../src/core/provid
 import { DECLINE_CODES } from '../../src/core/authorization/declines.js';
 import { coreOn, type Dialect, dialects } from '../core/dialects.js';
 import { lithicOpenApiSkip, lithicValidator } from '../helpers/lithic-openapi.js';
-import {
-  ASA_SECRET,
-  type AsaOptions,
-  asaRequest,
-  asaSignature,
-  webhookHeaders,
-  startLithicApi,
-  type LithicApi,
-} from './lithic-asa-payloads.js';
+import { ASA_SECRET, asaSignature, type LithicApi, startLithicApi, webhookHeaders } from '../helpers/lithic-api.js';
+import { asaRequest, type Purchase } from '../helpers/lithic-payloads.js';
 
 // Issue 34, section 2: `POST /provider/lithic/asa` over HTTP, its requests built from Lithic's document and every
 // answer checked against the document's `asa-response`.
@@ -25,8 +18,15 @@ async function served(ctx: TestContext, dialect: Dialect, options: Parameters<ty
   return api;
 }
 
-async function ask(api: LithicApi, o: Partial<AsaOptions> = {}, sign: (body: unknown) => string | undefined = (b) => asaSignature(b)) {
-  const body = asaRequest({ cardToken: api.cardToken, amount: 1_250, created: api.t.clock.now(), ...o });
+/** What a test changes in the ASA request: the purchase, Lithic's status for it, and the event's token (incremental ones). */
+type AsaOptions = Partial<Purchase> & { status?: string; eventToken?: string };
+
+async function ask(api: LithicApi, o: AsaOptions = {}, sign: (body: unknown) => string | undefined = (b) => asaSignature(b)) {
+  const { status, eventToken, ...purchase } = o;
+  const body = asaRequest(
+    { cardToken: api.cardToken, amount: 1_250, created: api.t.clock.now(), ...purchase },
+    { ...(status === undefined ? {} : { status }), ...(eventToken === undefined ? {} : { event_token: eventToken }) },
+  );
   const signature = sign(body);
   const response = await api.post(LITHIC_ASA_PATH, JSON.stringify(body), signature === undefined ? {} : { 'x-lithic-hmac': signature });
   if (response.status === 200)

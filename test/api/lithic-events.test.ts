@@ -9,16 +9,8 @@ import { createLogger } from '../../src/infra/logger.js';
 import { sendThreeDsAnswers, startThreeDsAnswers, type ThreeDsAnswer } from '../../src/core/provider/lithic-events/three-ds.js';
 import { coreOn, type Dialect, dialects } from '../core/dialects.js';
 import { lithicOpenApiSkip } from '../helpers/lithic-openapi.js';
-import {
-  asaRequest,
-  asaSignature,
-  cardTransactionUpdated,
-  checked,
-  type LithicApi,
-  startLithicApi,
-  type TransactionEventOptions,
-  webhookHeaders,
-} from './lithic-asa-payloads.js';
+import { asaSignature, type LithicApi, startLithicApi, webhookHeaders } from '../helpers/lithic-api.js';
+import { asaRequest, cardTransactionUpdated, type TransactionEvent, webhookPayload } from '../helpers/lithic-payloads.js';
 
 // Issue 34, section 3: `POST /provider/lithic/events` over HTTP, every payload built from and checked against
 // Lithic's document, signed as Standard Webhooks.
@@ -59,14 +51,13 @@ async function authorized(api: LithicApi, amount: number): Promise<string> {
   return request.token as string;
 }
 
-function transaction(api: LithicApi, token: string, events: Omit<TransactionEventOptions, 'created'>[]) {
+/** `card_transaction.updated` for the purchase `token` after `events` (a second apart from now), still pending. */
+function transaction(api: LithicApi, token: string, events: Omit<TransactionEvent, 'created'>[]) {
   const start = api.t.clock.now().getTime();
-  return cardTransactionUpdated({
-    token,
-    cardToken: api.cardToken,
-    created: new Date(start),
-    events: events.map((e, i) => ({ ...e, created: new Date(start + i * 1_000) })),
-  });
+  return cardTransactionUpdated(
+    { token, cardToken: api.cardToken, amount: events.at(-1)!.amount, status: 'PENDING', created: new Date(start) },
+    events.map((e, i) => ({ ...e, created: new Date(start + i * 1_000) })),
+  );
 }
 
 for (const dialect of dialects()) {
@@ -111,8 +102,8 @@ for (const dialect of dialects()) {
       const api = await served(ctx, dialect);
       const before = await balanceOf(api);
       const token = randomUUID();
-      const auth = { type: 'AUTHORIZATION', amount: 700, token: randomUUID() };
-      const clearing = { type: 'CLEARING', amount: 700, token: randomUUID() };
+      const auth = { type: 'AUTHORIZATION' as const, amount: 700, token: randomUUID() };
+      const clearing = { type: 'CLEARING' as const, amount: 700, token: randomUUID() };
       await deliver(api, transaction(api, token, [auth, clearing]));
       await deliver(api, transaction(api, token, [auth]));
       assert.equal((await holdOf(api, token))?.status, 'cleared');
@@ -146,7 +137,7 @@ for (const dialect of dialects()) {
       const api = await served(ctx, dialect);
       const threeDsToken = randomUUID();
       const now = api.t.clock.now();
-      const payload = checked('three_ds_authentication.challenge', {
+      const payload = webhookPayload('three_ds_authentication.challenge', {
         event_type: 'three_ds_authentication.challenge',
         authentication_object: {
           token: threeDsToken,
@@ -201,7 +192,7 @@ for (const dialect of dialects()) {
 
     test("a digital wallet's tokenization code is pushed to chat as an OTP", async (ctx) => {
       const api = await served(ctx, dialect);
-      const payload = checked('tokenization.two_factor_authentication_code', {
+      const payload = webhookPayload('tokenization.two_factor_authentication_code', {
         event_type: 'tokenization.two_factor_authentication_code',
         account_token: randomUUID(),
         activation_method: { type: 'TEXT_TO_CARDHOLDER_NUMBER', value: '+15555555555' },
