@@ -4,6 +4,7 @@ import { accountBalance, creditAccountOf, lockedCardStatus, selectCards } from '
 import type { CoreDeps } from '../deps.js';
 import { createSandboxMailbox } from '../provider/mailbox.js';
 import { recordEvent } from '../operations/events.js';
+import { recordPushedOtp } from '../operations/pushed-otps.js';
 import { postJournal, SYSTEM_ACCOUNTS, systemAccountId } from '../ledger/ledger.js';
 import type { Cents } from '../ledger/money.js';
 import type { CardTransaction } from '../operations/views.js';
@@ -179,38 +180,7 @@ export function createSandbox(deps: CoreDeps) {
     async simulateOtp(cardId: string, amount: Cents = 0, merchant = 'Sandbox Merchant'): Promise<{ otpId: string; code: string }> {
       const card = await issuedCardById(cardId);
       const code = String(randomInt(1_000_000)).padStart(6, '0');
-      const otpId = randomUUID();
-      const at = now();
-      await db.transaction().execute(async (trx) => {
-        await trx
-          .insertInto('card_otps')
-          .values({
-            id: otpId,
-            card_id: card.id,
-            code,
-            amount,
-            currency: card.currency,
-            merchant_name: merchant,
-            source: 'push',
-            created_at: at,
-          })
-          .execute();
-        await recordEvent(
-          trx,
-          card.user_id,
-          {
-            kind: 'otp',
-            otpId,
-            ...pushedCard(card),
-            code,
-            amount,
-            currency: card.currency,
-            merchantName: merchant,
-            createdAt: at,
-          },
-          at,
-        );
-      });
+      const otpId = await recordPushedOtp(db, card, { code, amount, merchantName: merchant }, now());
       return { otpId, code };
     },
 

@@ -1,7 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import type { Db } from '../../../db/schema.js';
 import type { Clock } from '../../../infra/clock.js';
-import { recordEvent } from '../../operations/events.js';
+import { recordPushedOtp } from '../../operations/pushed-otps.js';
 
 /** Lithic's tokenization code (`tokenization.two_factor_authentication_code` and its older digital-wallet twin). */
 export interface LithicWalletCode {
@@ -24,29 +23,11 @@ export async function pushWalletCode({ db, clock }: { db: Db; clock: Clock }, co
     .where('provider_card_id', '=', code.card_token)
     .executeTakeFirst();
   if (!card) return 'unknown card';
-  const otpId = randomUUID();
-  const at = clock.now().toISOString();
-  const otp = { code: code.authentication_code, amount: 0, currency: card.currency, merchantName: WALLET_CODE_MERCHANT };
-  await db.transaction().execute(async (trx) => {
-    await trx
-      .insertInto('card_otps')
-      .values({
-        id: otpId,
-        card_id: card.id,
-        code: otp.code,
-        amount: 0,
-        currency: card.currency,
-        merchant_name: WALLET_CODE_MERCHANT,
-        source: 'push',
-        created_at: at,
-      })
-      .execute();
-    await recordEvent(
-      trx,
-      card.user_id,
-      { kind: 'otp', otpId, cardId: card.id, cardName: card.name, maskedPan: card.masked_pan, ...otp, createdAt: at },
-      at,
-    );
-  });
+  await recordPushedOtp(
+    db,
+    card,
+    { code: code.authentication_code, amount: 0, merchantName: WALLET_CODE_MERCHANT },
+    clock.now().toISOString(),
+  );
   return null;
 }
