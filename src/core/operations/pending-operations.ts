@@ -250,9 +250,9 @@ async function releaseNow(deps: PendingDeps, id: string, interrupted = false): P
   });
 }
 
-/** Whether a closure of the card is waiting on the provider. */
-async function closing(db: Db, cardId: string): Promise<boolean> {
-  const row = await db
+/** Whether a closure of the card is waiting on the provider (its balance already held off it). */
+export async function closing(ex: Executor, cardId: string): Promise<boolean> {
+  const row = await ex
     .selectFrom('pending_operations')
     .select('id')
     .where('card_id', '=', cardId)

@@ -9,6 +9,7 @@ import type { Cents } from '../../ledger/money.js';
 import { accountBalance } from '../../operations/card-queries.js';
 import { recordTopupLine } from '../../operations/card-records.js';
 import { recordEvent } from '../../operations/events.js';
+import { closing } from '../../operations/pending-operations.js';
 import { withinPlanLimit } from '../../rules/rules.js';
 import type { MoneyStoreDeps } from '../port.js';
 
@@ -124,15 +125,4 @@ export async function autoTopUp(
     at,
   );
   return outcome;
-}
-
-/** Whether a closure of the card waits on the provider (its balance already held off it). */
-async function closing(trx: Executor, cardId: string): Promise<boolean> {
-  const row = await trx
-    .selectFrom('pending_operations')
-    .select('id')
-    .where('card_id', '=', cardId)
-    .where('kind', '=', 'close')
-    .executeTakeFirst();
-  return row !== undefined;
 }
