@@ -61,7 +61,9 @@ describe('npm start stopped by a signal to its process group', () => {
     });
   }
 
-  it('SIGINT to the group shuts down once, gracefully (lease released): the next start polls within 15 s', { timeout: 60_000 }, async () => {
+  it('SIGINT to the group shuts down once, gracefully (lease released): the next start polls within 15 s', {
+    timeout: 60_000,
+  }, async () => {
     const npm = spawn('npm', ['start', '--silent'], { cwd: dir, env: env(), detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     npm.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
