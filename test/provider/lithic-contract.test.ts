@@ -34,7 +34,7 @@ describe("the Lithic adapter against Lithic's document (Prism)", { skip: lithicO
 
   before(async () => {
     prism = await startPrism({ paths: PATHS });
-    client = new LithicClient({ apiKey: 'test-api-key', baseUrl: prism.url, timeoutMs: 5_000, retries: 0 });
+    client = new LithicClient({ apiKey: 'test-api-key', baseUrl: prism.url, timeoutMs: 15_000, retries: 0 });
     provider = new LithicCardProvider(client);
   });
   after(() => prism?.stop());
@@ -168,7 +168,7 @@ describe("the Lithic adapter against Lithic's document (Prism)", { skip: lithicO
   });
 
   test('provider lithic status with a key Lithic refuses: reachable, key not valid', async () => {
-    const keyless = new LithicClient({ apiKey: '', baseUrl: prism.url, timeoutMs: 5_000, retries: 0 });
+    const keyless = new LithicClient({ apiKey: '', baseUrl: prism.url, timeoutMs: 15_000, retries: 0 });
     const from = prism.exchanges.length;
     const status = await lithicStatus(keyless);
     assert.deepEqual([status.reachable, status.keyValid], [true, false]);
