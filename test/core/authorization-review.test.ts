@@ -1,42 +1,13 @@
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { describe, test } from 'node:test';
-import type { Updateable } from 'kysely';
-import type { AuthorizationInput } from '../../src/core/authorization/types.js';
 import { postJournal } from '../../src/core/ledger/ledger.js';
-import type { CardsTable } from '../../src/db/schema.js';
-import { newCard, newCustomer, type TestCore } from '../helpers/core.js';
+import { newCard, type TestCore } from '../helpers/core.js';
 import { holdNextCall } from '../helpers/holds.js';
 import { dialects, useCore } from './dialects.js';
+import { funded, purchase, setCard } from '../helpers/authorization.js';
 
 // The authorization engine's edges a review found: closed and frozen cards, late clearings and voids,
 // auto top-up's limits, a single-use card's closure.
-
-async function setCard(t: TestCore, cardId: string, columns: Updateable<CardsTable>): Promise<void> {
-  await t.database.db.updateTable('cards').set(columns).where('id', '=', cardId).execute();
-}
-
-function purchase(cardId: string, amount: number, more: Partial<AuthorizationInput> = {}): AuthorizationInput {
-  return {
-    cardId,
-    amount,
-    currency: 'USD',
-    merchant: { name: 'Bakery', mcc: '5462', country: 'US' },
-    kind: 'purchase',
-    providerTransactionId: randomUUID(),
-    ...more,
-  };
-}
-
-async function funded(t: TestCore, amount = 10_000) {
-  const alice = await newCustomer(t, 1_000_000);
-  const card = await newCard(t, alice);
-  if (amount > 0) await t.core.topup(alice.caller, card.id, { amount });
-  t.clock.advance(3_600_000);
-  const balance = async () => (await t.core.getCard(alice.caller, card.id)).balance;
-  const wallet = async () => (await t.core.walletBalance(alice.caller)).balance;
-  return { alice, card, balance, wallet };
-}
 
 async function assertLedgerExact(t: TestCore): Promise<void> {
   const ledger = await t.admin.checkLedger();

@@ -1,41 +1,10 @@
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { describe, test } from 'node:test';
 import type { AuthorizationInput } from '../../src/core/authorization/types.js';
 import type { AutoTopupEvent, CardTransactionEvent } from '../../src/core/operations/events.js';
-import type { CardsTable } from '../../src/db/schema.js';
-import type { Updateable } from 'kysely';
-import { newCard, newCustomer } from '../helpers/core.js';
 import { dialects, useCore } from './dialects.js';
+import { funded, purchase, setCard } from '../helpers/authorization.js';
 import type { TestCore } from '../helpers/core.js';
-
-/** The cards' columns helper B's operations set (controls, auto top-up, type), written directly. */
-async function setCard(t: TestCore, cardId: string, columns: Updateable<CardsTable>): Promise<void> {
-  await t.database.db.updateTable('cards').set(columns).where('id', '=', cardId).execute();
-}
-
-function purchase(cardId: string, amount: number, more: Partial<AuthorizationInput> = {}): AuthorizationInput {
-  return {
-    cardId,
-    amount,
-    currency: 'USD',
-    merchant: { name: 'Bakery', mcc: '5462', country: 'US' },
-    kind: 'purchase',
-    providerTransactionId: randomUUID(),
-    ...more,
-  };
-}
-
-async function funded(t: TestCore, amount = 10_000) {
-  const alice = await newCustomer(t, 1_000_000);
-  const card = await newCard(t, alice);
-  if (amount > 0) await t.core.topup(alice.caller, card.id, { amount });
-  t.clock.advance(3_600_000);
-  const balance = async () => (await t.core.getCard(alice.caller, card.id)).balance;
-  const lines = async () => (await t.core.listTransactions(alice.caller, { card_id: card.id })).data;
-  const wallet = async () => (await t.core.walletBalance(alice.caller)).balance;
-  return { alice, card, balance, lines, wallet };
-}
 
 async function events<E>(t: TestCore, kind: string): Promise<E[]> {
   return (await t.core.events.pending(1_000)).map((p) => p.event).filter((e) => e.kind === kind) as E[];
