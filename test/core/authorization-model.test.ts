@@ -90,7 +90,8 @@ async function runModel(t: TestCore, ops: number, seed: number): Promise<void> {
   let sequence = 0;
 
   /** Auto top-up as the model sees it: done, or why not. */
-  function autoTopUp(card: ModelCard, wanted: number): 'done' | 'rate_limited' | 'plan_limit' | 'wallet_short' {
+  function autoTopUp(card: ModelCard, wanted: number): 'done' | 'inactive' | 'rate_limited' | 'plan_limit' | 'wallet_short' {
+    if (card.frozen) return 'inactive'; // only an active card is topped up; nothing is attempted or counted
     const amount = Math.min(wanted, TOPUP_MAX);
     if (card.auto.last !== null && now() - card.auto.last < 60_000) return 'rate_limited';
     card.auto.last = now(); // the attempt counts, failed or not
