@@ -11,9 +11,7 @@ import { withTimeout } from '../core/provider/provider-timeout.js';
 import { type ProviderSecretName, readProviderSecrets } from '../core/keys/provider-secrets.js';
 import { LithicClient } from '../core/provider/lithic/lithic-client.js';
 import { LithicCardProvider } from '../core/provider/lithic/lithic-provider.js';
-import { askProviderFirst } from '../core/operations/pending-settlement.js';
 import { announcingCommits, CommittedEvents } from '../core/operations/events.js';
-import { createPendingOperations } from '../core/operations/pending-operations.js';
 import { createCardService, type CardService } from '../core/service.js';
 import { defaultCoreSettings, type CoreSettings } from '../core/settings.js';
 import { openDatabase, type OpenDatabase } from '../db/database.js';
@@ -113,11 +111,9 @@ export async function startCore(options: CoreOptions): Promise<CoreRuntime> {
     const admin = createAdminService(deps);
     await admin.seedDefaults();
     // Before anything is served: operations a crash left waiting on the provider are settled as failed.
-    // A provider that remembers (Lithic) is asked first what became of a creation; one it cannot answer for waits.
-    const recovered = await createPendingOperations(deps.db, clock).recover(undefined, (op) =>
-      askProviderFirst(deps.db, deps.provider, op),
-    );
-    if (recovered.length > 0) options.logger?.warn({ operations: recovered }, 'settled interrupted provider operations as failed');
+    // A provider that remembers (Lithic) is asked first what became of them; one it cannot answer for waits.
+    const recovered = await admin.recoverInterrupted();
+    if (recovered.length > 0) options.logger?.warn({ operations: recovered }, 'settled interrupted provider operations');
     const close = async () => {
       await committedEvents.close();
       await database.close();

@@ -1,6 +1,5 @@
 import { purgeExpiredIdempotencyKeys } from '../api/idempotency-store.js';
 import type { CoreRuntime } from './compose.js';
-import { createPendingOperations } from '../core/operations/pending-operations.js';
 import { loggableError } from '../infra/log-safe.js';
 import type { Logger } from '../infra/logger.js';
 import { startLoop } from '../infra/loop.js';
@@ -10,7 +9,8 @@ const EVERY_MS = 10 * 60_000;
 /**
  * What every service process does now and then, whether or not it runs the bot: OTP codes past their
  * retention and the outbox's delivered or stale rows are deleted (so the outbox stays bounded when no
- * bot consumes it); operations a crash left waiting on the card provider are settled as failed; card
+ * bot consumes it); operations a crash left waiting on the card provider are settled (asking a provider
+ * that remembers, Lithic, what became of them first); card
  * authorizations held past `AUTHORIZATION_HOLD_DAYS` are released, and spent single-use cards whose closure
  * failed are closed. Runs at
  * once, then every ten minutes, on the loop the bot's jobs run on; `stop` waits for a run in progress.
@@ -20,15 +20,14 @@ export function startHousekeeping(
   logger: Logger,
   everyMs = EVERY_MS,
 ): { stop(): Promise<void> } {
-  const pending = createPendingOperations(runtime.database.db, runtime.clock);
   const purge = async () => {
     const purged = await runtime.admin.purgeExpired();
     if (purged.otps + purged.outbox + purged.mailbox > 0) logger.debug({ purged }, 'purged expired OTP codes and outbox rows');
   };
   const recover = async () => {
     // Kinds, amounts and times only: no card data.
-    const recovered = await pending.recover();
-    if (recovered.length > 0) logger.warn({ operations: recovered }, 'settled interrupted provider operations as failed');
+    const recovered = await runtime.admin.recoverInterrupted();
+    if (recovered.length > 0) logger.warn({ operations: recovered }, 'settled interrupted provider operations');
   };
   const expire = async () => {
     // Holds of card authorizations past AUTHORIZATION_HOLD_DAYS released (their lines Reversed).

@@ -25,6 +25,10 @@ interface Seen {
 }
 
 const PAN = '4111111289144142';
+
+/** The operations left waiting on the provider, of one kind. */
+const pendingOf = (t: TestCore, kind: 'create_card' | 'close') =>
+  t.database.db.selectFrom('pending_operations').select('id').where('kind', '=', kind).execute();
 const TXN = '00000000-0000-4000-8000-0000000000aa';
 const skip = lithicOpenApiSkip();
 
@@ -195,17 +199,92 @@ describe('Lithic provider', { skip }, () => {
     }
     const made = [...cards.values()].find((c) => c.memo === 'Crash test')!;
     assert.equal(made.state, 'OPEN');
+    const fee = walletBefore - (await t.core.walletBalance(carol.caller)).balance; // held while it is pending
+    assert.ok(fee > 0);
     t.clock.advance(120_000);
-    const { createPendingOperations } = await import('../../src/core/operations/pending-operations.js');
-    const { askProviderFirst } = await import('../../src/core/operations/pending-settlement.js');
+    // Carol's next creation does not settle it unasked (as it would a sandbox creation): it stays pending.
+    await t.core.createCard(carol.caller, { bin_id: bin.id, planId: plan.id, name: 'Next one' });
+    assert.equal((await pendingOf(t, 'create_card')).length, 1);
     seen.length = 0;
-    const recovered = await createPendingOperations(t.database.db, t.clock).recover(undefined, (op) =>
-      askProviderFirst(t.database.db, t.provider, op),
+    const recovered = await t.admin.recoverInterrupted();
+    assert.deepEqual(
+      recovered.map((r) => [r.kind, r.completed]),
+      [['create_card', undefined]],
     );
-    assert.equal(recovered.length, 1);
     assert.ok(seen.some((s) => s.method === 'GET' && s.path === '/v1/cards' && s.query.get('memo') === 'Crash test'));
     assert.equal(made.state, 'CLOSED');
-    assert.equal((await t.core.walletBalance(carol.caller)).balance, walletBefore);
+    assert.equal((await t.core.walletBalance(carol.caller)).balance, walletBefore - fee, 'only the second card is paid for');
+  });
+
+  /** Makes the provider's `terminate` crash the closure: after Lithic acted (`acted`) or before. */
+  async function closureCrashing(acted: boolean, name: string) {
+    const customer = await newCustomer(t, 100_000, name);
+    const { bin, plan } = await catalogue(t);
+    const card = await t.core.createCard(customer.caller, { bin_id: bin.id, planId: plan.id, name });
+    t.clock.advance(3_600_000);
+    await t.core.topup(customer.caller, card.id, { amount: 2_500 });
+    const walletBefore = (await t.core.walletBalance(customer.caller)).balance;
+    const terminate = t.provider.terminate.bind(t.provider);
+    t.provider.terminate = async (id, options) => {
+      if (acted) await terminate(id, options);
+      throw new Error('crash');
+    };
+    try {
+      await assert.rejects(t.core.close(customer.caller, card.id), /crash/);
+    } finally {
+      t.provider.terminate = terminate;
+    }
+    const token = [...cards.values()].find((c) => c.memo === name)!.token;
+    return { customer, card, walletBefore, token, bin, plan };
+  }
+
+  test('a closure a crash left pending after Lithic closed the card is finished by asking Lithic: the balance on the wallet', async () => {
+    const { customer, card, walletBefore, token, bin, plan } = await closureCrashing(true, 'Closed at Lithic');
+    assert.equal(cards.get(token)!.state, 'CLOSED');
+    t.clock.advance(120_000);
+    // The cardholder's next operation leaves it to the recovery that asks.
+    await t.core.createCard(customer.caller, { bin_id: bin.id, planId: plan.id, name: 'After the crash' });
+    assert.equal((await pendingOf(t, 'close')).length, 1);
+    const walletMid = (await t.core.walletBalance(customer.caller)).balance;
+    seen.length = 0;
+    const recovered = await t.admin.recoverInterrupted();
+    assert.deepEqual(
+      recovered.map((r) => [r.kind, r.amount, r.completed]),
+      [['close', 2_500, true]],
+    );
+    assert.deepEqual(
+      seen.map((s) => `${s.method} ${s.path}`),
+      [`GET /v1/cards/${token}`],
+    );
+    assert.equal((await t.core.getCard(customer.caller, card.id)).status, 'closed');
+    assert.equal((await t.core.walletBalance(customer.caller)).balance, walletMid + 2_500);
+    assert.ok(walletMid < walletBefore, 'the second card was paid for');
+    const lines = (await t.core.listTransactions(customer.caller, { card_id: card.id })).data;
+    assert.ok(lines.some((l) => l.type === 'card_close' && l.status === 'Approved' && l.amount === 2_500));
+    const ledger = await t.admin.checkLedger();
+    assert.deepEqual([ledger.differences, ledger.total], [[], 0]);
+  });
+
+  test('a closure a crash left pending before Lithic acted is released when Lithic shows the card open; unasked, it waits', async () => {
+    const { customer, card, token } = await closureCrashing(false, 'Still open');
+    assert.equal(cards.get(token)!.state, 'OPEN');
+    t.clock.advance(120_000);
+    stall = true;
+    try {
+      assert.deepEqual(await t.admin.recoverInterrupted(), [], 'Lithic not answering: it waits');
+    } finally {
+      stall = false;
+    }
+    assert.equal((await pendingOf(t, 'close')).length, 1);
+    const recovered = await t.admin.recoverInterrupted();
+    assert.deepEqual(
+      recovered.map((r) => [r.kind, r.completed]),
+      [['close', undefined]],
+    );
+    const after = await t.core.getCard(customer.caller, card.id);
+    assert.deepEqual([after.status, after.balance], ['active', 2_500]);
+    const ledger = await t.admin.checkLedger();
+    assert.deepEqual([ledger.differences, ledger.total], [[], 0]);
   });
 
   test('provider lithic status, enroll and simulate through the admin command line', async () => {

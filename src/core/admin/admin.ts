@@ -6,6 +6,7 @@ import { createCatalogue } from './catalogue.js';
 import { createPeople } from './people.js';
 import { createSandbox } from './sandbox.js';
 import { createSandboxChallenges } from './sandbox-challenges.js';
+import { createPendingOperations } from '../operations/pending-operations.js';
 
 export { AdminError } from './errors.js';
 export type { CardHold } from './card-holds.js';
@@ -18,6 +19,7 @@ export type { Simulated3ds } from './sandbox-challenges.js';
 /** What an operator does: users, tokens, funding, catalogue, fees, coupons, sandbox simulations, checks. */
 export function createAdminService(deps: CoreDeps) {
   const retention = createRetention(deps);
+  const pending = createPendingOperations(deps.db, deps.clock, undefined, deps.provider);
   return {
     ...createCatalogue(deps),
     ...createPeople(deps),
@@ -29,6 +31,12 @@ export function createAdminService(deps: CoreDeps) {
 
     /** Deletes OTP codes past their retention and the outbox's delivered or stale rows. */
     purgeExpired: () => retention.purge(),
+
+    /**
+     * Settles the operations a crash left waiting on the card provider for longer than `graceMs` (the
+     * pending grace by default), asking a provider that remembers (Lithic) what became of them first.
+     */
+    recoverInterrupted: (graceMs?: number) => pending.recover(graceMs),
   };
 }
 

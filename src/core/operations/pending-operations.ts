@@ -7,7 +7,18 @@ import { postJournal, SYSTEM_ACCOUNTS, systemAccountIds, type PostedJournal, typ
 import type { Cents } from '../ledger/money.js';
 import type { OperationHooks } from '../service.js';
 import { recordCardTransaction } from './card-records.js';
-import { type HeldDestination, type InFlight, moveHeld, type PendingVerdict, release, settleLine } from './pending-settlement.js';
+import type { CardProvider } from '../provider/provider.js';
+import { completeInterruptedClosure } from '../money-store/portable/closure.js';
+import {
+  askProviderFirst,
+  type HeldDestination,
+  type InFlight,
+  moveHeld,
+  type PendingVerdict,
+  providerIsAsked,
+  release,
+  settleLine,
+} from './pending-settlement.js';
 
 export type PendingKind = PendingOperationRow['kind'];
 type PendingQuery = DeleteQueryBuilder<Database, 'pending_operations', DeleteResult>;
@@ -45,6 +56,8 @@ export interface RecoveredOperation {
   kind: PendingKind;
   amount: Cents;
   createdAt: string;
+  /** Finished, as the provider showed it done (a closure), not settled as failed. */
+  completed?: true;
 }
 
 /**
@@ -66,11 +79,19 @@ export interface RecoveredOperation {
  * the card `active`; a release removes them.
  *
  * Each step is a function below taking what it needs; this factory binds them to one database, clock
- * and in-flight account, its id from the core's `systemAccounts` (a recovery on its own keeps its own).
+ * and in-flight account, its id from the core's `systemAccounts` (a recovery on its own keeps its own),
+ * and the card provider, which the recovery asks first when it can tell what became of an operation
+ * (`askProviderFirst`: Lithic), not the sandbox.
  */
-export function createPendingOperations(db: Db, clock: Clock, systemAccounts: SystemAccountIds = systemAccountIds()) {
+export function createPendingOperations(
+  db: Db,
+  clock: Clock,
+  systemAccounts: SystemAccountIds = systemAccountIds(),
+  provider?: CardProvider,
+) {
   const deps: PendingDeps = { db, clock, inFlight: (ex) => systemAccounts(ex, SYSTEM_ACCOUNTS.inFlight) };
-  return {
+  const asked = provider && ((op: PendingOperationRow) => askProviderFirst(db, provider, op));
+  const operations = {
     hold: (trx: Executor, request: HoldRequest) => hold(deps.inFlight, trx, request),
     record,
     callProvider: <T>(id: string, action: ProviderAction, call: () => Promise<T>) => callProviderFor(deps, id, action, call),
@@ -85,9 +106,13 @@ export function createPendingOperations(db: Db, clock: Clock, systemAccounts: Sy
     /** The in-flight account's id, looked up once (the statements that hold and settle in one go name it). */
     inFlightAccount: (ex: Executor) => deps.inFlight(ex),
     closing: (cardId: string) => closing(db, cardId),
-    recoverStale: (trx: Executor, userId: string, now: Date) => recoverStale(deps.inFlight, trx, userId, now),
-    recover: (graceMs?: number, ask?: (op: PendingOperationRow) => Promise<PendingVerdict>) => recover(deps, graceMs, ask),
+    recoverStale: (trx: Executor, userId: string, now: Date) =>
+      recoverStale(deps.inFlight, trx, userId, now, (kind) => providerIsAsked(provider, kind)),
+    /** Settles what a crash left pending, asking the provider first where it can tell (`askProviderFirst`). */
+    recover: (graceMs?: number, ask = asked): Promise<RecoveredOperation[]> =>
+      recover(deps, graceMs, ask, (trx, op, at) => completeInterruptedClosure(operations, trx, op, at)),
   };
+  return operations;
 }
 
 export type PendingOperations = ReturnType<typeof createPendingOperations>;
@@ -264,23 +289,39 @@ export async function closing(ex: Executor, cardId: string): Promise<boolean> {
 /**
  * Settles as interrupted the caller's operations pending for longer than `PENDING_GRACE_MS`, in the
  * caller's transaction: run first by the caller's next withdrawal, closure or creation, so that a
- * crash does not keep their money or cooldown until the next sweep.
+ * crash does not keep their money or cooldown until the next sweep. Operations the provider must be
+ * asked about first (`asked`: a Lithic creation or closure) are left to the recovery that asks.
  */
-async function recoverStale(inFlight: InFlight, trx: Executor, userId: string, now: Date): Promise<void> {
+async function recoverStale(
+  inFlight: InFlight,
+  trx: Executor,
+  userId: string,
+  now: Date,
+  asked: (kind: PendingKind) => boolean,
+): Promise<void> {
   const before = new Date(now.getTime() - PENDING_GRACE_MS).toISOString();
-  await recoverIn(inFlight, trx, (q) => q.where('user_id', '=', userId).where('created_at', '<=', before), now.toISOString());
+  const kinds = (['withdraw', 'close', 'create_card'] as const).filter((kind) => !asked(kind));
+  await recoverIn(
+    inFlight,
+    trx,
+    (q) => q.where('user_id', '=', userId).where('created_at', '<=', before).where('kind', 'in', kinds),
+    now.toISOString(),
+  );
 }
 
 /**
  * Settles as interrupted every operation pending for longer than `graceMs` (the sandbox provider keeps
  * nothing across a restart, so none of them happened there): holds given back, coupon redemptions
- * returned, cooldown attempts forgotten, cards left as they were. Each row is taken by a conditional
- * delete, so recoveries running at once in several processes settle each operation once.
+ * returned, cooldown attempts forgotten, cards left as they were. A provider that remembers is asked
+ * first (`ask`): one it cannot answer for waits; one it did (`done`) is finished by `complete`. Each row
+ * is taken by a conditional delete, so recoveries running at once in several processes settle each
+ * operation once.
  */
 async function recover(
   deps: PendingDeps,
   graceMs = PENDING_GRACE_MS,
-  ask?: (op: PendingOperationRow) => Promise<PendingVerdict>,
+  ask: ((op: PendingOperationRow) => Promise<PendingVerdict>) | undefined,
+  complete: (trx: Executor, op: PendingOperationRow, at: string) => Promise<void>,
 ): Promise<RecoveredOperation[]> {
   const now = deps.clock.now();
   const before = new Date(now.getTime() - graceMs).toISOString();
@@ -292,13 +333,24 @@ async function recover(
     .execute();
   const recovered: RecoveredOperation[] = [];
   for (const op of stale) {
-    // A provider that remembers is asked first (`askProviderFirst`); one it cannot answer for waits.
-    if (ask !== undefined && (await ask(op)) === 'wait') continue;
+    const verdict = ask === undefined ? 'release' : await ask(op);
+    if (verdict === 'wait') continue;
     const { id } = op;
-    const taken = await deps.db
-      .transaction()
-      .execute((trx) => recoverIn(deps.inFlight, trx, (q) => q.where('id', '=', id), now.toISOString()));
-    for (const op of taken) recovered.push({ id: op.id, kind: op.kind, amount: Number(op.amount), createdAt: op.created_at });
+    const at = now.toISOString();
+    const taken = await deps.db.transaction().execute(async (trx) => {
+      if (verdict === 'release') return recoverIn(deps.inFlight, trx, (q) => q.where('id', '=', id), at);
+      const row = await take(trx, id);
+      if (row) await complete(trx, row, at);
+      return row ? [row] : [];
+    });
+    for (const op of taken)
+      recovered.push({
+        id: op.id,
+        kind: op.kind,
+        amount: Number(op.amount),
+        createdAt: op.created_at,
+        ...(verdict === 'done' ? { completed: true } : {}),
+      });
   }
   return recovered;
 }

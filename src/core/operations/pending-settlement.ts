@@ -9,23 +9,42 @@ import { recordCardTransaction } from './card-records.js';
 // on to its destination when it succeeded (`moveHeld`, `settleLine`), back where it came from when it failed (`release`).
 
 /**
- * Whether the recovery may settle an operation a crash left pending as failed (`release`), or must leave it
- * for a later recovery (`wait`: the provider could not be asked).
+ * What the recovery does with an operation a crash left pending: settle it as failed (`release`), leave it
+ * for a later recovery (`wait`: the provider could not be asked), or finish it (`done`: the provider did
+ * what it was asked, a closure Lithic shows closed).
  */
-export type PendingVerdict = 'release' | 'wait';
+export type PendingVerdict = 'release' | 'wait' | 'done';
 
 /**
- * Asks a provider that can tell (`issuedFor`) what became of a creation a crash left pending, before the
- * recovery settles it: a card the provider did issue for it is terminated there (no card of ours refers to
- * it, as with an issue answered too late: `withTimeout`), and only then is the creation released. A
- * provider that cannot be asked now leaves it pending. Other operations, and providers that keep nothing
- * across a restart (the sandbox), are released as they are.
+ * Whether the recovery must ask the provider about an operation of this kind before settling it: a
+ * creation when it can tell which cards it issued (`issuedFor`), a closure when it can tell a card's state
+ * (`stateOf`). Such operations are left to the recovery that asks (at the start and in the housekeeping),
+ * not settled by a cardholder's next operation (`recoverStale`).
+ */
+export function providerIsAsked(provider: CardProvider | undefined, kind: PendingOperationRow['kind']): boolean {
+  if (kind === 'create_card') return provider?.issuedFor !== undefined;
+  if (kind === 'close') return provider?.stateOf !== undefined;
+  return false;
+}
+
+/**
+ * Asks a provider that can tell what became of an operation a crash left pending, before the recovery
+ * settles it. A creation: a card the provider did issue for it is terminated there (no card of ours refers
+ * to it, as with an issue answered too late: `withTimeout`), and only then is the creation released. A
+ * closure: done when the provider shows the card closed (the closure is finished: the balance to the
+ * wallet, the card closed), released when it does not. A provider that cannot be asked now leaves the
+ * operation pending. Other operations, and providers that keep nothing across a restart (the sandbox), are
+ * released as they are.
  */
 export async function askProviderFirst(db: Db, provider: CardProvider, op: PendingOperationRow): Promise<PendingVerdict> {
-  if (op.kind !== 'create_card' || provider.issuedFor === undefined) return 'release';
+  if (!providerIsAsked(provider, op.kind)) return 'release';
   try {
-    const card = await db.selectFrom('cards').select('name').where('id', '=', op.card_id).executeTakeFirst();
-    const issued = await provider.issuedFor({ reference: op.card_id, name: card?.name ?? '', at: op.created_at });
+    const card = await db.selectFrom('cards').select(['name', 'provider_card_id']).where('id', '=', op.card_id).executeTakeFirst();
+    if (op.kind === 'close') {
+      if (!card?.provider_card_id) return 'release';
+      return (await provider.stateOf!(card.provider_card_id)) === 'closed' ? 'done' : 'release';
+    }
+    const issued = await provider.issuedFor!({ reference: op.card_id, name: card?.name ?? '', at: op.created_at });
     const known =
       issued.length === 0 ? [] : await db.selectFrom('cards').select('provider_card_id').where('provider_card_id', 'in', issued).execute();
     const orphans = issued.filter((id) => !known.some((k) => k.provider_card_id === id));

@@ -93,7 +93,14 @@ export interface CardProvider {
    * it (none when it did not). The recovery asks before it settles such a creation (`recover`).
    */
   issuedFor?(pending: PendingIssue, options?: ProviderCallOptions): Promise<string[]>;
+  /**
+   * A provider that keeps its cards' states: the card's, as the provider has it. The recovery asks it what
+   * became of a closure a crash left pending (`askProviderFirst`).
+   */
+  stateOf?(providerCardId: string, options?: ProviderCallOptions): Promise<ProviderCardState>;
 }
+
+export type ProviderCardState = 'open' | 'paused' | 'closed';
 
 export type ProviderOperation = 'issue' | 'freeze' | 'unfreeze' | 'terminate' | 'withdraw';
 

@@ -7,6 +7,15 @@ import { runAttempt } from '../../rules/cooldowns.js';
 import { CardServiceError } from '../../rules/errors.js';
 import { closeStateRefusal } from '../../rules/rules.js';
 import type { ClosureHold, ClosureRequest, MoneyStoreDeps } from '../port.js';
+import type { PostedJournal } from '../../ledger/ledger.js';
+import type { HeldDestination, settleLine } from '../../operations/pending-settlement.js';
+
+/** What the closure's last transaction asks of the pending operations (`PendingOperations`). */
+interface ClosureSettling {
+  release(trx: Executor, op: PendingOperationRow, at: string): Promise<void>;
+  settleHold(trx: Executor, op: PendingOperationRow, to: HeldDestination): Promise<PostedJournal>;
+  settleLine: typeof settleLine;
+}
 
 // A card's closure (`operations/card-closure.ts`), a statement per step.
 
@@ -45,7 +54,7 @@ export async function settleClosure(deps: MoneyStoreDeps, hold: ClosureHold): Pr
 }
 
 async function settleTaken(
-  { pending }: MoneyStoreDeps,
+  { pending }: { pending: ClosureSettling },
   { caller, card, now }: ClosureHold,
   trx: Executor,
   operation: PendingOperationRow,
@@ -109,4 +118,29 @@ async function settleTaken(
     invoiceId,
     newWalletBalance: await accountBalance(trx, caller.walletAccountId),
   };
+}
+
+/**
+ * Finishes a closure a crash left pending once the provider shows the card closed (the recovery's `done`),
+ * in the recovery's transaction, the operation taken: as its own last transaction would have, the balance
+ * onto the owner's wallet and the card closed.
+ */
+export async function completeInterruptedClosure(
+  pending: ClosureSettling,
+  trx: Executor,
+  operation: PendingOperationRow,
+  at: string,
+): Promise<void> {
+  const card = await trx
+    .selectFrom('cards')
+    .innerJoin('users', 'users.id', 'cards.user_id')
+    .select(['cards.id', 'cards.account_id', 'cards.currency', 'cards.provider_card_id', 'users.wallet_account_id'])
+    .where('cards.id', '=', operation.card_id)
+    .executeTakeFirstOrThrow();
+  const caller = { userId: operation.user_id, walletAccountId: card.wallet_account_id };
+  const hold = { caller, card, cardId: card.id, operationId: operation.id, now: new Date(at), system: true };
+  await settleTaken({ pending }, hold, trx, operation).catch((error: unknown) => {
+    // Closed meanwhile by another way: its hold given back already (`settleTaken`).
+    if (!(error instanceof CardServiceError && error.code === 'ALREADY_CLOSED')) throw error;
+  });
 }

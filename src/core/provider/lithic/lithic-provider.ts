@@ -8,6 +8,7 @@ import {
   KEPT_BY_PROVIDER,
   type PendingIssue,
   type ProviderCallOptions,
+  type ProviderCardState,
   type ProviderCardDetails,
   ProviderError,
 } from '../provider.js';
@@ -139,6 +140,12 @@ export class LithicCardProvider implements CardProvider {
       startingAfter = page.has_more ? page.data.at(-1)?.token : undefined;
     } while (startingAfter !== undefined);
     return found;
+  }
+
+  /** `GET /v1/cards/{card_token}`: Lithic's `state`, a card not yet usable (`PENDING_*`) counted open. */
+  async stateOf(providerCardId: string, options: ProviderCallOptions = {}): Promise<ProviderCardState> {
+    const { state } = await this.#card(providerCardId, options);
+    return state === 'CLOSED' ? 'closed' : state === 'PAUSED' ? 'paused' : 'open';
   }
 
   async #setState(providerCardId: string, state: 'OPEN' | 'PAUSED' | 'CLOSED', options: ProviderCallOptions = {}): Promise<void> {
