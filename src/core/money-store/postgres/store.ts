@@ -18,9 +18,9 @@ export function createPostgresMoneyStore(deps: MoneyStoreDeps, steps: MoneyStore
     settleClosure: (hold) => settleClosure(deps, steps, hold),
     holdCreation: (request) => holdCreation(deps, steps, request),
     settleCreation: (hold, issued, hooks) => settleCreation(deps, hold, issued, hooks),
-    // An authorization's hold, clearing and release run the portable steps on Postgres too: each locks the
-    // card's row first and is measured within its target there (`npm run bench -- authorize`), so no
-    // one-statement form is kept beside them.
+    // An authorization's hold, clearing and release run the portable steps on Postgres too, each locking the
+    // card's row first: about ten round trips a decision (docs/performance.md#authorize). A one-statement form
+    // would save round trips one at a time, not the wait of 200 asked at once on the pool, so none is kept.
     holdAuthorization: (request) => steps.holdAuthorization(request),
     clearAuthorization: (request) => steps.clearAuthorization(request),
     releaseAuthorization: (request) => steps.releaseAuthorization(request),
