@@ -133,6 +133,49 @@ for (const dialect of dialects()) {
       assert.deepEqual([ledger.differences, ledger.total], [[], 0]);
     });
 
+    test('a partial reversal releases part of the hold, once; the clearing then settles the rest', async (ctx) => {
+      const api = await served(ctx, dialect);
+      const before = await balanceOf(api);
+      const token = await authorized(api, 5_000);
+      const auth = { type: 'AUTHORIZATION' as const, amount: 5_000, token: randomUUID() };
+      const reversal = { type: 'AUTHORIZATION_REVERSAL' as const, amount: 2_000, token: randomUUID() };
+      await deliver(api, transaction(api, token, [auth, reversal]));
+      await deliver(api, transaction(api, token, [auth, reversal])); // Lithic's next update: the same events again
+      const held = await holdOf(api, token);
+      assert.deepEqual([held?.status, Number(held?.amount)], ['pending', 3_000]);
+      assert.equal(await balanceOf(api), before - 3_000);
+      await deliver(api, transaction(api, token, [auth, reversal, { type: 'CLEARING', amount: 3_000, token: randomUUID() }]));
+      const cleared = await holdOf(api, token);
+      assert.deepEqual([cleared?.status, Number(cleared?.cleared_amount)], ['cleared', 3_000]);
+      assert.equal(await balanceOf(api), before - 3_000);
+      const ledger = await api.t.admin.checkLedger();
+      assert.deepEqual([ledger.differences, ledger.total], [[], 0]);
+    });
+
+    test("an advice changes the pending amount: a fuel pump's $1 raised to $45 and cleared; another lowered", async (ctx) => {
+      const api = await served(ctx, dialect);
+      const before = await balanceOf(api);
+      const fuel = await authorized(api, 100);
+      const auth = { type: 'AUTHORIZATION' as const, amount: 100, token: randomUUID() };
+      const advice = { type: 'AUTHORIZATION_ADVICE' as const, amount: 4_500, token: randomUUID() };
+      await deliver(api, transaction(api, fuel, [auth, advice]));
+      assert.equal(await balanceOf(api), before - 4_500, 'held: the advice raised it');
+      await deliver(api, transaction(api, fuel, [auth, advice, { type: 'CLEARING', amount: 4_500, token: randomUUID() }]));
+      assert.equal(await balanceOf(api), before - 4_500, 'cleared: nothing more, nothing given back');
+      assert.equal((await holdOf(api, fuel))?.status, 'cleared');
+
+      const hotel = await authorized(api, 3_000);
+      const lowered = [
+        { type: 'AUTHORIZATION' as const, amount: 3_000, token: randomUUID() },
+        { type: 'AUTHORIZATION_ADVICE' as const, amount: 1_200, token: randomUUID() },
+      ];
+      await deliver(api, transaction(api, hotel, lowered));
+      assert.equal(await balanceOf(api), before - 4_500 - 1_200);
+      assert.equal(Number((await holdOf(api, hotel))?.amount), 1_200);
+      const ledger = await api.t.admin.checkLedger();
+      assert.deepEqual([ledger.differences, ledger.total], [[], 0]);
+    });
+
     test('a 3-D Secure challenge is put to the cardholder in chat, and the answer goes back to Lithic once', async (ctx) => {
       const api = await served(ctx, dialect);
       const threeDsToken = randomUUID();

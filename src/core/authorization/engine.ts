@@ -8,6 +8,7 @@ import {
   type AuthorizationInput,
   type ClearingInput,
   type ClearingResult,
+  type PartialRelease,
   type ReleaseResult,
 } from './types.js';
 
@@ -27,10 +28,12 @@ export function createAuthorizationOperations(deps: OperationDeps) {
   return {
     authorize: (input: AuthorizationInput) => authorize(deps, input),
     clearAuthorization: (input: ClearingInput) => clearAuthorization(deps, input),
-    voidAuthorization: (providerTransactionId: string) =>
+    /** Releases the hold, or part of it (`part`: a partial reversal, once by its key). */
+    voidAuthorization: (providerTransactionId: string, part?: PartialRelease) =>
       deps.money.releaseAuthorization({
         providerTransactionId: transactionId(providerTransactionId),
         why: 'voided',
+        ...(part ? { part: { amount: positiveCents(part.amount), key: transactionId(part.key) } } : {}),
         now: deps.clock.now(),
       }),
     expireAuthorizations: () => expireAuthorizations(deps),

@@ -84,14 +84,29 @@ export interface ClearingResult {
 export interface ReleaseRequest {
   providerTransactionId: string;
   why: 'voided' | 'expired';
+  /**
+   * A void of part of the hold (a partial reversal): `amount` released, the rest still held and pending;
+   * `key` makes it once (the provider's event token: the same key again moves nothing). All of the hold or
+   * more releases it whole.
+   */
+  part?: PartialRelease;
   now: Date;
+}
+
+export interface PartialRelease {
+  amount: Cents;
+  key: string;
 }
 
 export interface ReleaseResult {
   authorizationId: string;
   cardId: string;
-  status: 'voided' | 'expired';
+  /** `pending`: part of the hold released (`ReleaseRequest.part`), the rest (`stillHeld`) held. */
+  status: 'voided' | 'expired' | 'pending';
+  /** What this release gave back to the card (a replay: what the first one did). */
   amount: Cents;
+  /** What the authorization still holds: 0 once released whole. */
+  stillHeld: Cents;
   cardBalance: Cents;
   replayed: boolean;
 }

@@ -6,6 +6,7 @@ import {
   type AutoTopupOutcome,
   type ClearingRequest,
   type ClearingResult,
+  type PartialRelease,
   type ReleaseRequest,
   type ReleaseResult,
 } from '../../authorization/types.js';
@@ -135,10 +136,13 @@ export async function releaseAuthorization(deps: MoneyStoreDeps, request: Releas
   return deps.db.transaction().execute(async (trx) => {
     const { row, card } = await lockedAuthorization(trx, request.providerTransactionId);
     const amount = Number(row.amount);
-    const result = { authorizationId: row.id, cardId: card.id, status: request.why, amount };
+    const result = { authorizationId: row.id, cardId: card.id, status: request.why, amount, stillHeld: 0 };
     // Released already (voided or expired): the same answer again, nothing moves.
     if (row.status === 'voided' || row.status === 'expired') {
       return { ...result, status: row.status, cardBalance: await accountBalance(trx, card.account_id), replayed: true };
+    }
+    if (request.part && row.status === 'pending' && request.part.amount < amount) {
+      return releasePart(deps, trx, row, card, request.part, request.now);
     }
     if (row.status === 'cleared') {
       throw new AuthorizationError(
@@ -180,4 +184,46 @@ export async function releaseAuthorization(deps: MoneyStoreDeps, request: Releas
     });
     return { ...result, cardBalance, replayed: false };
   });
+}
+
+/**
+ * Part of a pending hold released (a partial reversal), once by its key: the amount back on the card (or the
+ * owner's wallet, the card closed), the authorization and its `Pending` line lowered to what is still held,
+ * which a clearing then settles; the chat is not told (the purchase is still pending). The same key again
+ * answers what the first release did.
+ */
+async function releasePart(
+  deps: MoneyStoreDeps,
+  trx: Executor,
+  row: AuthorizationRow,
+  card: LockedCard,
+  part: PartialRelease,
+  now: Date,
+): Promise<ReleaseResult> {
+  const reference = `release-part:${row.id}:${part.key}`;
+  const result = { authorizationId: row.id, cardId: card.id, status: 'pending' as const, amount: part.amount };
+  const earlier = await trx.selectFrom('journals').select('id').where('reference', '=', reference).executeTakeFirst();
+  if (earlier) {
+    return { ...result, stillHeld: Number(row.amount), cardBalance: await accountBalance(trx, card.account_id), replayed: true };
+  }
+  const at = isoTime(now);
+  const stillHeld = Number(row.amount) - part.amount;
+  const posted = await postJournal(trx, {
+    reference,
+    kind: 'authorization_release',
+    at,
+    postings: [
+      { accountId: await creditAccountOf(trx, card), amount: part.amount },
+      { accountId: await deps.systemAccounts(trx, SYSTEM_ACCOUNTS.authorized), amount: -part.amount, system: true },
+    ],
+  });
+  if (!posted) throw new Error('A release cannot be refused');
+  await trx
+    .updateTable('card_transactions')
+    .set({ amount: stillHeld, original_amount: stillHeld, updated_at: at })
+    .where('id', '=', row.id)
+    .execute();
+  await trx.updateTable('card_authorizations').set({ amount: stillHeld, updated_at: at }).where('id', '=', row.id).execute();
+  const cardBalance = posted.balances.get(card.account_id) ?? (await accountBalance(trx, card.account_id));
+  return { ...result, stillHeld, cardBalance, replayed: false };
 }

@@ -1,7 +1,7 @@
 import type { Db } from '../../../db/schema.js';
 import type { Clock } from '../../../infra/clock.js';
 import type { AuthorizationOperations } from '../../authorization/engine.js';
-import { AuthorizationError } from '../../authorization/types.js';
+import { AuthorizationError, type PartialRelease } from '../../authorization/types.js';
 import { holdIdOf } from './asa.js';
 import { creditCard } from './credits.js';
 import { type LithicMerchant, merchantOf } from './merchant.js';
@@ -42,9 +42,13 @@ export type ReviewNote = string;
  * - AUTHORIZATION / FINANCIAL_AUTHORIZATION / AUTHORIZATION_ADVICE approved, with no hold of ours (decided by the
  *   network on our behalf: stand-in after a timeout): recorded through the engine as an advice; a FINANCIAL_AUTHORIZATION
  *   is then settled, being its own clearing. Declined: any hold of ours for it released.
+ * - AUTHORIZATION_ADVICE approved on a transaction we hold: its amount is the transaction's new pending amount
+ *   (Lithic: "an authorization advice changes the pending amount"): the hold lowered to it (part released), or
+ *   raised by an increment decided through the engine (a decline noted for the operator).
  * - CLEARING: the hold (and any increments) settled for the amount cleared; without a hold (a force post), first
  *   recorded as an advice.
- * - AUTHORIZATION_REVERSAL / AUTHORIZATION_EXPIRY: the hold released.
+ * - AUTHORIZATION_REVERSAL: its amount released (a partial reversal releases part of the hold, the newest
+ *   increment first); AUTHORIZATION_EXPIRY: the hold released.
  * - RETURN / FINANCIAL_CREDIT_AUTHORIZATION / CREDIT_AUTHORIZATION_ADVICE: a credit onto the card.
  * - RETURN_REVERSAL, CORRECTION_*: noted for review (no core operation takes money back from a card unasked).
  */
@@ -84,8 +88,9 @@ async function applyEvent(
   const approved = event.result === 'APPROVED';
   switch (event.type) {
     case 'AUTHORIZATION':
-    case 'AUTHORIZATION_ADVICE':
       return approved ? ensureHold(deps, transaction, event) : releaseAll(deps, transaction.token);
+    case 'AUTHORIZATION_ADVICE':
+      return approved ? adjustHold(deps, transaction, event) : releaseAll(deps, transaction.token);
     case 'FINANCIAL_AUTHORIZATION': {
       if (!approved) return releaseAll(deps, transaction.token);
       return (await ensureHold(deps, transaction, event)) ?? settle(deps, transaction.token, amountOf(event));
@@ -93,6 +98,7 @@ async function applyEvent(
     case 'CLEARING':
       return (await ensureHold(deps, transaction, event)) ?? settle(deps, transaction.token, amountOf(event));
     case 'AUTHORIZATION_REVERSAL':
+      return releaseSome(deps, transaction.token, amountOf(event), event.token);
     case 'AUTHORIZATION_EXPIRY':
       return releaseAll(deps, transaction.token);
     case 'RETURN':
@@ -175,6 +181,57 @@ async function settle(deps: TransactionDeps, transactionToken: string, cleared: 
   return notes.length > 0 ? notes.join('; ') : null;
 }
 
+/**
+ * An advice on a transaction: the hold brought to its new pending amount, lowered by releasing part of it
+ * (once, by the event's token) or raised by an increment the engine decides (by the same token).
+ */
+async function adjustHold(
+  deps: TransactionDeps,
+  transaction: LithicCardTransaction,
+  event: LithicTransactionEvent,
+): Promise<string | null> {
+  const pending = (await holdsOf(deps.db, transaction.token)).filter((hold) => hold.status === 'pending');
+  if (pending.length === 0) return ensureHold(deps, transaction, event);
+  const held = pending.reduce((sum, hold) => sum + Number(hold.amount), 0);
+  const wanted = amountOf(event);
+  if (wanted < held) return releaseSome(deps, transaction.token, held - wanted, event.token);
+  if (wanted === held) return null;
+  const card = await deps.db
+    .selectFrom('cards')
+    .select(['id', 'currency'])
+    .where('provider_card_id', '=', transaction.card_token)
+    .executeTakeFirst();
+  if (!card) return 'unknown card';
+  const decision = await deps.core.authorize({
+    cardId: card.id,
+    amount: wanted - held,
+    currency: event.amounts?.cardholder?.currency ?? card.currency,
+    merchant: merchantOf(transaction.merchant),
+    kind: 'purchase',
+    providerTransactionId: holdIdOf(transaction.token, event.token),
+  });
+  return decision.approved
+    ? null
+    : `advice raised the pending amount by ${wanted - held} cents, declined by us (${decision.declineCode}): to be settled by the operator`;
+}
+
+/**
+ * `amount` of the transaction's holds released, once (by `key`, the event's token): the newest increment first,
+ * each released whole while the amount covers it, the last one in part.
+ */
+async function releaseSome(deps: TransactionDeps, transactionToken: string, amount: number, key: string): Promise<null> {
+  const pending = (await holdsOf(deps.db, transactionToken)).filter((hold) => hold.status === 'pending');
+  let rest = amount;
+  for (const hold of pending.reverse()) {
+    if (rest <= 0) break;
+    const held = Number(hold.amount);
+    if (rest >= held) await release(deps, hold.provider_transaction_id);
+    else await release(deps, hold.provider_transaction_id, { amount: rest, key });
+    rest -= held;
+  }
+  return null;
+}
+
 /** Every hold of the transaction still pending released (the first and any increments). */
 async function releaseAll(deps: TransactionDeps, transactionToken: string): Promise<null> {
   for (const hold of await holdsOf(deps.db, transactionToken)) {
@@ -183,9 +240,9 @@ async function releaseAll(deps: TransactionDeps, transactionToken: string): Prom
   return null;
 }
 
-async function release(deps: TransactionDeps, providerTransactionId: string): Promise<string | null> {
+async function release(deps: TransactionDeps, providerTransactionId: string, part?: PartialRelease): Promise<string | null> {
   try {
-    await deps.core.voidAuthorization(providerTransactionId);
+    await deps.core.voidAuthorization(providerTransactionId, part);
   } catch (error) {
     // Nothing held (declined, never decided) or already settled: nothing to release.
     if (!(error instanceof AuthorizationError && (error.code === 'not_pending' || error.code === 'unknown_transaction'))) throw error;
