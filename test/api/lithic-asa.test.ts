@@ -110,6 +110,11 @@ for (const dialect of dialects()) {
       assert.equal((await api.post(LITHIC_ASA_PATH, text, webhookHeaders(text, undefined, new Date(), secret))).body.result, 'APPROVED');
       const forged = webhookHeaders(text, undefined, new Date(), Buffer.from('another'));
       assert.equal((await api.post(LITHIC_ASA_PATH, text, forged)).status, 401);
+      // Under these headers their timestamp says how old the request is, not its `created` (the transaction's first).
+      const old = JSON.stringify(asaRequest({ cardToken: api.cardToken, amount: 100, created: new Date(Date.now() - 3_600_000) }));
+      assert.equal((await api.post(LITHIC_ASA_PATH, old, webhookHeaders(old, undefined, new Date(), secret))).body.result, 'APPROVED');
+      const late = webhookHeaders(text, undefined, new Date(Date.now() - 10 * 60_000), secret);
+      assert.equal((await api.post(LITHIC_ASA_PATH, text, late)).status, 401);
     });
 
     test('declines map to Lithic results: insufficient funds, frozen card, controls; every decline code has one', async (ctx) => {
@@ -151,8 +156,13 @@ for (const dialect of dialects()) {
       const firstEvent = randomUUID();
       await ask(api, { token, eventToken: firstEvent, amount: 1_000 });
       await ask(api, { token, eventToken: firstEvent, amount: 1_000 });
-      const increment = await ask(api, { token, eventToken: randomUUID(), amount: 300 });
+      // A day later (a hotel's extras): the request keeps the transaction's first `created`, and is not stale for that.
+      const first = api.t.clock.now();
+      api.t.clock.advance(86_400_000);
+      const increment = await ask(api, { token, eventToken: randomUUID(), amount: 300, created: first });
       assert.equal(increment.body.result, 'APPROVED');
+      // A transaction never seen, as old: stale.
+      assert.equal((await ask(api, { eventToken: randomUUID(), amount: 300, created: first })).status, 401);
       const holds = await api.t.database.db
         .selectFrom('card_authorizations')
         .select(['provider_transaction_id', 'amount'])

@@ -15,10 +15,13 @@ import { loggableError } from '../../infra/log-safe.js';
  * a signature over the body exactly as sent is taken too (the same secret signed it). Lithic's newer ASA headers
  * (`webhook-id`, `webhook-timestamp`, `webhook-signature`: Standard Webhooks with the same secret) are taken
  * instead when present. Refused with 401, before
- * anything is read: no signature, a wrong one, or a request whose own `created` is more than `maxAgeMs` (5 minutes)
- * from our clock either way (a replay is harmless, the first answer being given again, but a stale request is not
- * Lithic's: it waits 2 s at most). A signed request is always answered 200 with an `asa-response`: one that cannot be
- * read, or whose decision fails or is late, is declined.
+ * anything is read: no signature, a wrong one, or a stale request: under Standard Webhooks, a `webhook-timestamp`
+ * more than 5 minutes from our clock; under `X-Lithic-HMAC`, which signs no time, a request for a transaction never
+ * seen here whose own `created` is more than `maxAgeMs` (5 minutes) from our clock either way (Lithic waits 2 s at
+ * most). A transaction decided here before (an incremental authorization, Lithic's retry) keeps its first
+ * `created` and is answered however old that is: the first answer given again, or the increment decided. A signed
+ * request is always answered 200 with an `asa-response`: one that cannot be read, or whose decision fails or is
+ * late, is declined.
  */
 export interface LithicAsaRouteOptions {
   /** LITHIC_ASA_SECRET */
@@ -26,6 +29,8 @@ export interface LithicAsaRouteOptions {
   clock: Clock;
   logger: Logger;
   decide: (request: AsaRequest) => Promise<AsaResponse>;
+  /** Whether a transaction was decided here before (`knownTransaction`): its requests are not judged stale by `created`. */
+  known: (transactionToken: string) => Promise<boolean>;
   /** How far the request's `created` may be from our clock (5 minutes by default). */
   maxAgeMs?: number;
 }
@@ -117,7 +122,7 @@ function asAsaRequest(body: unknown): AsaRequest | null {
 
 /** The ASA route in a scope of its own, where JSON bodies are kept raw for the signature. */
 export const lithicAsaRoutes: FastifyPluginAsync<LithicAsaRouteOptions> = async (scope, options) => {
-  const { secret, clock, logger, decide } = options;
+  const { secret, clock, logger, decide, known } = options;
   const maxAgeMs = options.maxAgeMs ?? MAX_AGE_MS;
   const webhook = standardWebhook(secret);
   scope.removeAllContentTypeParsers();
@@ -130,17 +135,20 @@ export const lithicAsaRoutes: FastifyPluginAsync<LithicAsaRouteOptions> = async 
       const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
       const parsed = parse(raw);
       const header = request.headers['x-lithic-hmac'];
-      const signed =
-        request.headers['webhook-signature'] !== undefined
-          ? verifiesStandard(webhook, raw, request)
-          : verifyLithicHmac(secret, raw, parsed, typeof header === 'string' ? header : undefined);
+      const standard = request.headers['webhook-signature'] !== undefined;
+      const signed = standard
+        ? verifiesStandard(webhook, raw, request)
+        : verifyLithicHmac(secret, raw, parsed, typeof header === 'string' ? header : undefined);
       if (!signed) {
         return reply.code(401).send({ error: 'Invalid or missing signature (X-Lithic-HMAC or webhook-signature)' });
       }
       const asa = asAsaRequest(parsed);
-      const created = asa ? Date.parse(asa.created) : Number.NaN;
-      if (asa && (!Number.isFinite(created) || Math.abs(clock.now().getTime() - created) > maxAgeMs)) {
-        return reply.code(401).send({ error: 'Stale request: created too far from now' });
+      if (asa && !standard) {
+        const created = Date.parse(asa.created);
+        const fresh = Number.isFinite(created) && Math.abs(clock.now().getTime() - created) <= maxAgeMs;
+        if (!fresh && !(await known(asa.token))) {
+          return reply.code(401).send({ error: 'Stale request: created too far from now' });
+        }
       }
       if (!asa) {
         logger.warn('A signed ASA request could not be read: declined');

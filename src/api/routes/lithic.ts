@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { Counter, type Registry } from 'prom-client';
-import { decideAsa } from '../../core/provider/lithic-events/asa.js';
+import { decideAsa, knownTransaction } from '../../core/provider/lithic-events/asa.js';
 import { receiveLithicEvent } from '../../core/provider/lithic-events/events.js';
 import type { CardService } from '../../core/service.js';
 import type { Db } from '../../db/schema.js';
@@ -49,6 +49,7 @@ export function registerLithicRoutes(
       clock,
       logger,
       decide: (request) => decideAsa({ db, core, budgetMs: options.asaBudgetMs, onFailure }, request),
+      known: (token) => knownTransaction(db, token),
     });
   }
   if (options.webhookSecret) {

@@ -88,6 +88,19 @@ export interface AsaDeps {
   onFailure?: (why: 'error' | 'late', error?: unknown) => void;
 }
 
+/**
+ * Whether a transaction was decided here before (its first ASA request, or an event of it): an incremental
+ * authorization or Lithic's retry of it, which carries the transaction's first `created`, is not stale.
+ */
+export async function knownTransaction(db: Db, transactionToken: string): Promise<boolean> {
+  const held = await db
+    .selectFrom('card_authorizations')
+    .select('id')
+    .where('provider_transaction_id', '=', transactionToken)
+    .executeTakeFirst();
+  return held !== undefined;
+}
+
 /** The id of the hold an ASA request makes: the transaction's token, or with the event's for an increment. */
 export const holdIdOf = (transactionToken: string, eventToken?: string) =>
   eventToken === undefined ? transactionToken : `${transactionToken}/${eventToken}`;
