@@ -776,9 +776,10 @@ export const COMMANDS: Record<string, Command> = {
       return simulated(
         await admin.simulatePurchase(cardId, cents, merchant, {
           ...(mcc === undefined ? {} : { mcc }),
-          ...(country === undefined ? {} : { country }),
+          ...(country === undefined ? {} : { country: country.toUpperCase() }),
           hold: v.hold === true,
         }),
+        'purchase',
       );
     },
   },
@@ -790,7 +791,7 @@ export const COMMANDS: Record<string, Command> = {
       amount: { type: 'string', description: 'what the merchant takes (default: the amount held)' },
     },
     async run({ admin }, v) {
-      return simulated(await admin.simulateClear(text(v, 'transaction'), optionalAmount(v, 'amount')));
+      return simulated(await admin.simulateClear(text(v, 'transaction'), optionalAmount(v, 'amount')), 'clear');
     },
   },
   'simulate void': {
@@ -798,7 +799,7 @@ export const COMMANDS: Record<string, Command> = {
     usage: 'simulate void --transaction TRANSACTION_ID',
     options: { transaction: { type: 'string', description: 'the held purchase (its transaction id)' } },
     async run({ admin }, v) {
-      return simulated(await admin.simulateVoid(text(v, 'transaction')));
+      return simulated(await admin.simulateVoid(text(v, 'transaction')), 'void');
     },
   },
   'simulate refund': {
@@ -806,7 +807,7 @@ export const COMMANDS: Record<string, Command> = {
     usage: 'simulate refund --card CARD_ID --amount AMOUNT [--merchant NAME]',
     options: simulationOptions('the amount refunded'),
     async run({ admin }, v) {
-      return simulated(await admin.simulateRefund(...simulationValues(v)));
+      return simulated(await admin.simulateRefund(...simulationValues(v)), 'refund');
     },
   },
   'simulate otp': {
@@ -868,7 +869,7 @@ export const COMMANDS: Record<string, Command> = {
         ...result.unbalancedJournals.map((j) => `journal ${j} does not balance`),
         clean ? 'Ledger is consistent.' : 'LEDGER MISMATCH',
       ];
-      if (!clean) throw new LedgerMismatch(lines.join('\n'), { ...result, consistent: false });
+      if (!clean) throw new FailedCheck(lines.join('\n'), { ...result, consistent: false });
       return { human: lines.join('\n'), json: { ...result, consistent: true } };
     },
   },
@@ -1014,7 +1015,7 @@ const LITHIC_COMMANDS: Record<string, Command> = {
     async run(runtime) {
       const status = await lithicStatus(lithicOf(runtime));
       const yes = (b: boolean) => (b ? 'yes' : 'no');
-      return {
+      const output = {
         human: [
           `Lithic at ${lithicOf(runtime).baseUrl}`,
           `reachable: ${yes(status.reachable)}`,
@@ -1024,6 +1025,9 @@ const LITHIC_COMMANDS: Record<string, Command> = {
         ].join('\n'),
         json: { apiUrl: lithicOf(runtime).baseUrl, ...status },
       };
+      // Lithic out of reach, or the key refused: printed the same, the exit code 1 (a check for scripts and probes).
+      if (!status.reachable || !status.keyValid) throw new FailedCheck(output.human, output.json);
+      return output;
     },
   },
   'provider lithic enroll': {
@@ -1137,9 +1141,9 @@ const LITHIC_COMMANDS: Record<string, Command> = {
 };
 Object.assign(COMMANDS, LITHIC_COMMANDS);
 
-/** A failed check: printed like output, but the exit code says it failed. */
-export class LedgerMismatch extends Error {
-  override readonly name = 'LedgerMismatch';
+/** A failed check or a refused simulation: printed like output (`ok: false` in `--json`), the exit code 1. */
+export class FailedCheck extends Error {
+  override readonly name = 'FailedCheck';
   constructor(
     message: string,
     readonly details: Record<string, unknown>,
@@ -1148,7 +1152,25 @@ export class LedgerMismatch extends Error {
   }
 }
 
-function simulated(tx: SimulatedTransaction): CommandOutput {
+/** What a simulation decided, as `--json`'s `decision` names it. */
+const DECISIONS = {
+  purchase: (tx: SimulatedTransaction) => (tx.declineCode ? 'declined' : tx.status === 'Pending' ? 'held' : 'approved'),
+  clear: (tx: SimulatedTransaction) => (tx.reason ? 'refused' : 'cleared'),
+  void: () => 'voided',
+  refund: () => 'credited',
+} as const;
+
+/**
+ * A simulation's outcome: its status, decision and reason (the decline code, or why a clearing was refused), the
+ * card's balance. A clearing refused (the hold stays) is a refusal: printed the same, the exit code 1.
+ */
+function simulated(tx: SimulatedTransaction, kind: keyof typeof DECISIONS): CommandOutput {
+  const output = simulatedOutput(tx, kind);
+  if (kind === 'clear' && tx.reason) throw new FailedCheck(output.human, output.json);
+  return output;
+}
+
+function simulatedOutput(tx: SimulatedTransaction, kind: keyof typeof DECISIONS): CommandOutput {
   const reason = tx.declineCode ?? tx.reason ?? null;
   const auto = tx.autoTopup
     ? ` Auto top-up ${usd(tx.autoTopup.amount)}: ${tx.autoTopup.outcome}${tx.autoTopup.reason ? ` (${tx.autoTopup.reason})` : ''}.`
@@ -1157,6 +1179,8 @@ function simulated(tx: SimulatedTransaction): CommandOutput {
     human: `${tx.status}${reason ? ` (${reason})` : ''}: transaction ${tx.transactionId}; card balance ${usd(tx.cardBalance)}.${auto}`,
     json: {
       ...tx,
+      decision: DECISIONS[kind](tx),
+      reason,
       cardBalance: formatAmount(tx.cardBalance),
       ...(tx.fix ? { fix: simulatedFix(tx.fix) } : {}),
       ...(tx.autoTopup ? { autoTopup: { ...tx.autoTopup, amount: formatAmount(tx.autoTopup.amount) } } : {}),

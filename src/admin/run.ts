@@ -5,7 +5,7 @@ import { Command, CommanderError } from 'commander';
 import { AdminError } from '../core/admin/admin.js';
 import { isCardServiceError } from '../core/rules/errors.js';
 import type { CoreRuntime } from '../app/compose.js';
-import { COMMANDS, LedgerMismatch, type Values } from './commands.js';
+import { COMMANDS, FailedCheck, type Values } from './commands.js';
 
 export interface AdminIo {
   out(text: string): void;
@@ -202,7 +202,7 @@ export async function runAdmin(
       for (const warning of result.warnings ?? []) io.err(`Warning: ${warning}`);
       code = 0;
     } catch (error) {
-      if (error instanceof LedgerMismatch) {
+      if (error instanceof FailedCheck) {
         io.out(json ? JSON.stringify({ ok: false, ...error.details }) : error.message);
         code = 1;
       } else if (error instanceof AdminError || isCardServiceError(error)) code = refuse(error.message, 1);

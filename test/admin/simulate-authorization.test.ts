@@ -40,10 +40,19 @@ describe('simulate purchase, clear and void (admin command line)', () => {
       '--json',
     );
     assert.equal(held.code, 0);
-    assert.deepEqual([held.json().status, held.json().cardBalance], ['Pending', '30.00']);
+    assert.deepEqual(
+      [held.json().status, held.json().decision, held.json().reason, held.json().cardBalance],
+      ['Pending', 'held', null, '30.00'],
+    );
     const id = held.json().transactionId as string;
     const [line] = (await t.core.listTransactions(customer.caller, { card_id: card.id })).data;
     assert.deepEqual([line?.id, line?.status], [id, 'Pending']);
+    // More than 20 % over the hold: refused, the hold stays, the exit code says so.
+    const over = await admin('simulate', 'clear', '--transaction', id, '--amount', '24.01', '--json');
+    assert.deepEqual(
+      [over.code, over.json().ok, over.json().decision, over.json().reason, over.json().cardBalance],
+      [1, false, 'refused', 'over_tolerance', '30.00'],
+    );
     const cleared = await admin('simulate', 'clear', '--transaction', id, '--amount', '15');
     assert.equal(cleared.code, 0);
     assert.equal(cleared.out, `Approved: transaction ${id}; card balance $35.00.`);
@@ -55,7 +64,7 @@ describe('simulate purchase, clear and void (admin command line)', () => {
     const id = (await admin('simulate', 'purchase', '--card', card.id, '--amount', '10', '--hold', '--json')).json()
       .transactionId as string;
     const voided = await admin('simulate', 'void', '--transaction', id, '--json');
-    assert.deepEqual([voided.json().status, voided.json().cardBalance], ['Reversed', '50.00']);
+    assert.deepEqual([voided.json().status, voided.json().decision, voided.json().cardBalance], ['Reversed', 'voided', '50.00']);
     const late = await admin('simulate', 'clear', '--transaction', id, '--json');
     assert.deepEqual([late.code, late.json().status, late.json().cardBalance], [0, 'Approved', '40.00']);
     const refused = await admin('simulate', 'void', '--transaction', id);
@@ -69,7 +78,13 @@ describe('simulate purchase, clear and void (admin command line)', () => {
     const blocked = await admin('simulate', 'purchase', '--card', card.id, '--amount', '1', '--mcc', '7995');
     assert.match(blocked.out, /^Declined \(blocked_category\): transaction [0-9a-f-]+; card balance \$10\.00\.$/);
     const short = (await admin('simulate', 'purchase', '--card', card.id, '--amount', '12', '--json')).json();
-    assert.deepEqual([short.declineCode, short.fix], ['insufficient_funds', { kind: 'topup', amount: '5.00' }]);
+    assert.deepEqual(
+      [short.decision, short.reason, short.declineCode, short.fix],
+      ['declined', 'insufficient_funds', 'insufficient_funds', { kind: 'topup', amount: '5.00' }],
+    );
+    // The country as any case: an ISO code.
+    const abroad = await admin('simulate', 'purchase', '--card', card.id, '--amount', '1', '--country', 'de', '--json');
+    assert.deepEqual([abroad.code, abroad.json().decision], [0, 'approved']);
   });
 
   test('the housekeeping releases holds past AUTHORIZATION_HOLD_DAYS, pushed Reversed', async () => {

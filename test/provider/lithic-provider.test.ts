@@ -375,6 +375,14 @@ describe('Lithic provider', { skip }, () => {
     const status = await adminCommands(() => other)('provider', 'lithic', 'status', '--json');
     assert.equal(status.json().reachable, true);
     assert.equal(status.json().keyValid, false);
+    assert.deepEqual([status.code, status.json().ok], [1, false], 'a failed check, for scripts');
+    const away = {
+      ...t,
+      lithic: new LithicClient({ apiKey: 'test-lithic-key', baseUrl: 'http://127.0.0.1:9', timeoutMs: 1_000, retries: 0 }),
+    };
+    const unreachable = await adminCommands(() => away)('provider', 'lithic', 'status');
+    assert.equal(unreachable.code, 1);
+    assert.match(unreachable.out, /reachable: no/);
   });
 });
 

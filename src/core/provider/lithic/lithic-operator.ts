@@ -8,11 +8,14 @@ import { LithicApiError, type LithicClient } from './lithic-client.js';
 /** The routes Lithic calls, under the service's public URL: Auth Stream Access, and the events. */
 export const LITHIC_ROUTES = { asa: '/provider/lithic/asa', events: '/provider/lithic/events' } as const;
 
-/** The events the service handles (docs/lithic.md); the subscription asks for these only. */
+/**
+ * The events the subscription asks for (docs/lithic.md): the wallet code by the type Lithic recommends, not its
+ * deprecated `digital_wallet.` twin (the service handles both, but subscribed to both it would push each code twice).
+ */
 export const LITHIC_EVENT_TYPES = [
   'card_transaction.updated',
   'three_ds_authentication.challenge',
-  'digital_wallet.tokenization_two_factor_authentication_code',
+  'tokenization.two_factor_authentication_code',
 ] as const;
 
 const responder = z.object({ enrolled: z.boolean().optional(), url: z.string().nullish() });
