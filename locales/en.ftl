@@ -159,6 +159,16 @@ create-summary =
     BIN { $bin } ({ $category }), plan { $plan }: limit { $limit }
     Creation fee: { $fee }{ $coupon }
     Wallet now: { $wallet }, after the fee: { $walletAfter }
+create-type = Type: { $type ->
+    [single_use] single-use, closed after its first purchase
+    [merchant_locked] locked to the first shop it pays
+   *[multi_use] multi-use
+}
+btn-card-type = { $type ->
+    [single_use] Single-use
+    [merchant_locked] One shop
+   *[multi_use] Multi-use
+}
 create-coupon-note = {" "}(coupon { $coupon }; without it { $planFee })
 name-invalid = { $message }. Send another name, or /cancel.
 coupon-invalid = { $message }. Send another code, or tap Skip.

@@ -168,6 +168,16 @@ create-summary =
     BIN { $bin } ({ $category }), тариф { $plan }: лимит { $limit }
     Стоимость выпуска: { $fee }{ $coupon }
     В кошельке сейчас: { $wallet }, после оплаты: { $walletAfter }
+create-type = Тип: { $type ->
+    [single_use] одноразовая, закрывается после первой покупки
+    [merchant_locked] только для первого магазина, где ей заплатят
+   *[multi_use] многоразовая
+}
+btn-card-type = { $type ->
+    [single_use] Одноразовая
+    [merchant_locked] Один магазин
+   *[multi_use] Многоразовая
+}
 create-coupon-note = {" "}(купон { $coupon }; без него { $planFee })
 name-invalid = { $message }. Пришлите другое название или /cancel.
 coupon-invalid = { $message }. Пришлите другой код или нажмите «Пропустить».

@@ -10,7 +10,7 @@ import type { Services } from '../services.js';
 import {
   buttonOf,
   call,
-  confirm,
+  confirmChoosing,
   isTypedAnswer,
   issueText,
   newNonce,
@@ -43,6 +43,9 @@ async function planFeeQuote(account: CardAccount, fee: number): Promise<Creation
   const { balance } = await account.walletBalance();
   return { planFee: fee, fee, walletBalance: balance, walletAfter: balance - fee };
 }
+
+/** The card types a cardholder chooses from on a new card's summary, the default first. */
+const CARD_TYPES = ['multi_use', 'single_use', 'merchant_locked'] as const;
 
 /** A new card like an existing one: its BIN and plan, of the given type (a used single-use card's "New card like this"). */
 export interface CardTemplate {
@@ -142,7 +145,7 @@ async function nameAndConfirm(
   }
 
   const { input, quote } = ready;
-  const summary = ctx.t('create-summary', {
+  const summaryText = ctx.t('create-summary', {
     name,
     bin: bin.bin,
     category: categoryText(ctx.t, bin.wallet ? 'Wallet' : 'Online'),
@@ -153,9 +156,23 @@ async function nameAndConfirm(
     wallet: localMoney(quote.walletBalance),
     walletAfter: localMoney(quote.walletAfter),
   });
-  const confirmed = await confirm(conversation, ctx, s, summary);
-  if (!confirmed) return;
-  const created = await call(conversation, (account) => account.createCard(input));
+  // The card's type, chosen on the summary (embedded: a remote service's cards have none): multi-use unless tapped.
+  const typed = s.cards.mode === 'embedded' && type === undefined;
+  const answer = await confirmChoosing(conversation, ctx, s, {
+    initial: 'multi_use',
+    text: (chosen) => (typed ? `${summaryText}\n${ctx.t('create-type', { type: chosen })}` : summaryText),
+    options: (chosen) =>
+      typed
+        ? CARD_TYPES.map((value) => ({ label: `${value === chosen ? '✓ ' : ''}${ctx.t('btn-card-type', { type: value })}`, value }))
+        : [],
+  });
+  if (!answer) return;
+  const { ctx: confirmed, chosen } = answer;
+  const chosenType = CARD_TYPES.find((value) => value === chosen);
+  // Through the schema, as the template's type went (the type is the embedded core's, beside the spec's fields).
+  const request =
+    typed && chosenType && chosenType !== 'multi_use' ? s.cards.rules.schemas.createCard.parse({ ...input, type: chosenType }) : input;
+  const created = await call(conversation, (account) => account.createCard(request));
   if ('refused' in created) return show(confirmed, { text: refusalText(ctx.t, created.refused) });
   // The summary becomes the new card's view, ready for its first top-up.
   const card = created.ok;

@@ -1,10 +1,10 @@
 import type { Conversation } from '@grammyjs/conversations';
-import type { Api, InlineKeyboard } from 'grammy';
+import { type Api, InlineKeyboard } from 'grammy';
 import { randomUUID } from 'node:crypto';
 import type { ZodError, ZodType } from 'zod';
 import type { Cents, CardAccount } from '../card-service/port.js';
 import { toValidationIssue, isApiTokenShaped } from '../card-service/from-core.js';
-import { parseConversationButton } from '../ui/callback-data.js';
+import { conversationButton, parseConversationButton } from '../ui/callback-data.js';
 import type { BotContext, ConversationContext } from '../context.js';
 import { refusalText, validationIssueText, type Refusal } from '../ui/refusal-texts.js';
 import { localMoney, parseTypedAmount } from '../ui/format.js';
@@ -231,25 +231,67 @@ export async function confirm(
   s: Services,
   text: string,
 ): Promise<ConversationContext | undefined> {
+  return (await confirmChoosing(conversation, ctx, s, { text: () => text, options: () => [], initial: '' }))?.ctx;
+}
+
+/** A choice made on a confirmation's own message, above Confirm and Cancel (a new card's type). */
+export interface ConfirmChoice {
+  initial: string;
+  /** The question's text with `chosen` chosen. */
+  text: (chosen: string) => string;
+  /** The choices' buttons with `chosen` chosen (its label marked by the caller). */
+  options: (chosen: string) => { label: string; value: string }[];
+}
+
+/**
+ * `confirm`, with choices above Confirm and Cancel: a press on one redraws the question with it chosen, in
+ * place, and waits again; Confirm returns the context and what was chosen then.
+ */
+export async function confirmChoosing(
+  conversation: Convo,
+  ctx: ConversationContext,
+  s: Services,
+  choice: ConfirmChoice,
+): Promise<{ ctx: ConversationContext; chosen: string } | undefined> {
   const chatId = ctx.chat!.id;
   const nonce = await conversation.external(async () => {
     const fresh = randomUUID().replace(/-/g, '').slice(0, 16);
     await issueConfirmation(s.db, fresh, chatId, s.clock.now());
     return fresh;
   });
-  await offer(conversation, s, ctx, text, confirmKeyboard(ctx.t, nonce));
-  const pressed = await waitFor(conversation, s, buttonOf(nonce));
-  await takeOffPressed(conversation, s, pressed);
-  if (parseConversationButton(pressed.callbackQuery!.data!)?.choice !== 'ok') {
-    await pressed.answerCallbackQuery({ text: pressed.t('cancelled') });
-    await show(pressed, { text: pressed.t('cancelled') });
-    return undefined;
+  let chosen = choice.initial;
+  const keyboard = () => {
+    const options = choice.options(chosen);
+    if (options.length === 0) return confirmKeyboard(ctx.t, nonce);
+    const kb = new InlineKeyboard();
+    for (const option of options) kb.text(option.label, conversationButton(nonce, `c.${option.value}`));
+    return kb.row().append(confirmKeyboard(ctx.t, nonce));
+  };
+  await offer(conversation, s, ctx, choice.text(chosen), keyboard());
+  for (;;) {
+    const pressed = await waitFor(conversation, s, buttonOf(nonce));
+    const pick = parseConversationButton(pressed.callbackQuery!.data!)?.choice ?? '';
+    if (pick.startsWith('c.')) {
+      const value = pick.slice(2);
+      await pressed.answerCallbackQuery();
+      if (value !== chosen && choice.options(chosen).some((o) => o.value === value)) {
+        chosen = value;
+        await pressed.editMessageText(choice.text(chosen), { reply_markup: keyboard() }).catch(() => undefined);
+      }
+      continue;
+    }
+    await takeOffPressed(conversation, s, pressed);
+    if (pick !== 'ok') {
+      await pressed.answerCallbackQuery({ text: pressed.t('cancelled') });
+      await show(pressed, { text: pressed.t('cancelled') });
+      return undefined;
+    }
+    const claimed = await conversation.external(() => claimConfirmation(s.db, nonce, chatId, s.clock.now()));
+    if (!claimed) {
+      await pressed.answerCallbackQuery({ text: pressed.t('confirm-used') });
+      return undefined;
+    }
+    await pressed.answerCallbackQuery();
+    return { ctx: pressed, chosen };
   }
-  const claimed = await conversation.external(() => claimConfirmation(s.db, nonce, chatId, s.clock.now()));
-  if (!claimed) {
-    await pressed.answerCallbackQuery({ text: pressed.t('confirm-used') });
-    return undefined;
-  }
-  await pressed.answerCallbackQuery();
-  return pressed;
 }

@@ -36,6 +36,23 @@ describe('the create-card conversation', () => {
     assert.equal((await h.t.core.listCards(me.caller)).length, 1);
   });
 
+  it('the type is chosen on the summary: multi-use unless tapped, redrawn in place, created as chosen', async () => {
+    const h = await createHarness();
+    const me = await h.linkedCustomer(9111, 100_000);
+    const { calls } = await throughToSummary(h, 9111);
+    assert.match(texts(calls).join('\n'), /Type: multi-use/);
+    const chosen = await h.send(callbackUpdate({ id: 9111 }, buttonData(calls, 'Single-use')));
+    const redrawn = chosen.find((c) => c.method === 'editMessageText');
+    assert.match(String(redrawn?.payload.text), /Type: single-use, closed after its first purchase/);
+    const done = await h.send(callbackUpdate({ id: 9111 }, buttonData(chosen, 'Confirm')));
+    assert.match(texts(done).join('\n'), /Card “Travel” created/);
+    const [card] = await h.t.core.listCards(me.caller);
+    assert.equal(
+      (await h.t.database.db.selectFrom('cards').select('type').where('id', '=', card!.id).executeTakeFirstOrThrow()).type,
+      'single_use',
+    );
+  });
+
   it('with a service that gives no creation quote, the summary shows the plan’s fee against the wallet', async () => {
     const h = await createHarness({ core: { quoteCreateCard: async () => undefined } as unknown as Partial<CardService> });
     const me = await h.linkedCustomer(9110, 100_000);
