@@ -418,3 +418,20 @@ describe('Lithic settings', () => {
     assert.ok(error && !error.message.includes('secret key with spaces'));
   });
 });
+
+describe('Lithic client', () => {
+  test('a base URL with a path of its own (a proxy) keeps it: /lithic/v1/cards, not /v1/cards', async () => {
+    const asked: string[] = [];
+    const client = new LithicClient({
+      apiKey: 'k',
+      baseUrl: 'http://127.0.0.1:9/lithic/',
+      timeoutMs: 1_000,
+      fetch: async (url) => {
+        asked.push(String(url));
+        return new Response(JSON.stringify({ data: [], has_more: false }), { headers: { 'content-type': 'application/json' } });
+      },
+    });
+    await new LithicCardProvider(client).issuedFor({ reference: 'r', name: 'N', at: '2026-03-01T12:00:00.000Z' });
+    assert.equal(new URL(asked[0]!).pathname, '/lithic/v1/cards');
+  });
+});

@@ -79,7 +79,8 @@ export class LithicClient {
   }
 
   async #attempt<T>(request: LithicRequest<T>): Promise<T> {
-    const url = new URL(request.path, this.baseUrl);
+    // Under the base URL's own path, if it has one (a proxy at https://host/lithic): `new URL('/v1/…', base)` would drop it.
+    const url = new URL(`${this.baseUrl.replace(/\/+$/, '')}${request.path}`);
     for (const [name, value] of Object.entries(request.query ?? {})) if (value !== undefined) url.searchParams.set(name, String(value));
     const timeout = AbortSignal.timeout(this.#timeoutMs);
     const signal = request.signal ? AbortSignal.any([request.signal, timeout]) : timeout;
