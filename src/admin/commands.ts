@@ -11,7 +11,7 @@ import type { DepositStatus } from '../core/funding/funding-tables.js';
 import type { InvoiceRecord, InvoiceStatus } from '../core/funding/payments.js';
 import { CATEGORY_GROUP_NAMES, isCategoryGroup, type CategoryGroup } from '../core/authorization/categories.js';
 import type { Card } from '../core/operations/views.js';
-import type { ControlsInput } from '../core/operations/card-controls.js';
+import type { AutoTopupInput, ControlsInput } from '../core/operations/card-controls.js';
 import { isCardServiceError } from '../core/rules/errors.js';
 import type { LithicClient } from '../core/provider/lithic/lithic-client.js';
 import { lithicEnroll, lithicSimulate, lithicStatus } from '../core/provider/lithic/lithic-operator.js';
@@ -474,6 +474,32 @@ export const COMMANDS: Record<string, Command> = {
       await withRefusalItems(() => core.setControls(owner, cardId, input));
       const card = await core.getCard(owner, cardId);
       return { human: `Controls set.\n${cardControlsText(card)}`, json: { card: cardControlsJson(card) } };
+    },
+  },
+  'cards auto-topup': {
+    description: "Set a card's auto top-up for its holder: on or off, the balance it tops up below, and by how much",
+    usage: 'cards auto-topup --card CARD_ID (--on | --off) [--min-balance N] [--amount N]',
+    options: {
+      card: { type: 'string', description: "the card's id (cards list)" },
+      on: { type: 'boolean', description: 'turn it on (needs an amount, given now or before)' },
+      off: { type: 'boolean', description: 'turn it off (the amounts are kept)' },
+      'min-balance': { type: 'string', description: 'top up when a purchase leaves the balance below this, e.g. 10' },
+      amount: { type: 'string', description: 'how much each auto top-up adds, e.g. 25 (a top-up with its fee, from the wallet)' },
+    },
+    async run({ core, admin }, v) {
+      const cardId = text(v, 'card');
+      if ((v.on === true) === (v.off === true)) throw new AdminError('Give one of --on or --off');
+      const owner = await admin.cardOwner(cardId);
+      const minBalance = optionalAmount(v, 'min-balance');
+      const topupAmount = optionalAmount(v, 'amount');
+      const input: AutoTopupInput = {
+        enabled: v.on === true,
+        ...(minBalance === undefined ? {} : { minBalance }),
+        ...(topupAmount === undefined ? {} : { topupAmount }),
+      };
+      await withRefusalItems(() => core.setAutoTopup(owner, cardId, input));
+      const card = await core.getCard(owner, cardId);
+      return { human: `Auto top-up set.\n${cardControlsText(card)}`, json: { card: cardControlsJson(card) } };
     },
   },
   'wallet deposit': {

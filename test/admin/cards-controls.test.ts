@@ -85,6 +85,27 @@ for (const dialect of dialects()) {
       });
     });
 
+    test("cards auto-topup turns a card's auto top-up on with its amounts, and off; refuses what the API refuses", async (ctx) => {
+      const t = await useCore(ctx, dialect);
+      const admin = adminCommands(() => t);
+      const alice = await newCustomer(t);
+      const card = await newCard(t, alice);
+
+      const on = await admin('cards', 'auto-topup', '--card', card.id, '--on', '--min-balance', '10', '--amount', '25');
+      assert.equal(on.code, 0, on.err);
+      assert.match(on.out, /^Auto top-up: on, \$25\.00 when below \$10\.00/m);
+      const off = await admin('cards', 'auto-topup', '--card', card.id, '--off', '--json');
+      assert.deepEqual(off.json().card.autoTopup, { enabled: false, minBalance: '10.00', topupAmount: '25.00', lastTriggered: null });
+
+      const both = await admin('cards', 'auto-topup', '--card', card.id, '--on', '--off');
+      assert.deepEqual([both.code, both.err], [1, 'Refused: Give one of --on or --off']);
+      const other = await newCard(t, alice);
+      const noAmount = await admin('cards', 'auto-topup', '--card', other.id, '--on');
+      assert.equal(noAmount.code, 1);
+      assert.match(noAmount.err, /Top-up amount is required to turn auto top-up on/);
+      assert.equal((await t.core.getCard(alice.caller, other.id)).autoTopup.enabled, false);
+    });
+
     test('cards controls refuses an unknown category, a bad amount, no change at all, an unknown card, a closed card', async (ctx) => {
       const t = await useCore(ctx, dialect);
       const admin = adminCommands(() => t);
