@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, type TestContext, test } from 'node:test';
-import { LITHIC_ASA_PATH } from '../../src/api/routes/lithic-asa.js';
+import { canonicalJson, LITHIC_ASA_PATH } from '../../src/api/routes/lithic-asa.js';
 import { ASA_RESULT_OF, type AsaRequest, decideAsa } from '../../src/core/provider/lithic-events/asa.js';
 import { DECLINE_CODES } from '../../src/core/authorization/declines.js';
 import { coreOn, type Dialect, dialects } from '../core/dialects.js';
@@ -99,6 +99,25 @@ for (const dialect of dialects()) {
       );
       const response = await api.post(LITHIC_ASA_PATH, text, {
         'x-lithic-hmac': createHmac('sha256', 'asa-secret-for-tests').update(text).digest('base64'),
+      });
+      assert.equal(response.body.result, 'APPROVED');
+    });
+
+    test("a signature over Python's canonical JSON holds when the body has a float written as Python writes it (1.0), and DEL", async (ctx) => {
+      const api = await served(ctx, dialect);
+      const { createHmac } = await import('node:crypto');
+      const body = {
+        ...asaRequest({ cardToken: api.cardToken, amount: 100, created: api.t.clock.now(), descriptor: 'CAF\u00c9\u007f' }),
+        conversion_rate: 1.5,
+      };
+      const float = (json: string) =>
+        json.replace('"conversion_rate":1.5', '"conversion_rate":1.0').replace('"conversion_rate": 1.5', '"conversion_rate": 1.0');
+      const sent = float(JSON.stringify(body, null, 1));
+      // Python: json.dumps(body, sort_keys=True, separators=(',', ':')): 1.0 stays 1.0, É as \u00c9, DEL as itself.
+      const python = float(canonicalJson(body)).replace('\\u007f', '\u007f');
+      assert.ok(python.includes('"conversion_rate":1.0') && python.includes('CAF\\u00c9\u007f'), python);
+      const response = await api.post(LITHIC_ASA_PATH, sent, {
+        'x-lithic-hmac': createHmac('sha256', 'asa-secret-for-tests').update(python).digest('base64'),
       });
       assert.equal(response.body.result, 'APPROVED');
     });

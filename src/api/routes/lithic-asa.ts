@@ -1,5 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { isLosslessNumber, parse as losslessParse, stringify as losslessStringify } from 'lossless-json';
 import { Webhook } from 'standardwebhooks';
 import { type AsaRequest, type AsaResponse, FAILED_RESULT } from '../../core/provider/lithic-events/asa.js';
 import type { Clock } from '../../infra/clock.js';
@@ -40,12 +41,29 @@ const MAX_AGE_MS = 5 * 60_000;
 
 /** Lithic's documented canonical JSON: keys sorted, no spaces, non-ASCII as `\uXXXX` (as Python's `json.dumps`). */
 export function canonicalJson(value: unknown): string {
-  return JSON.stringify(sortKeys(value)).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return asciiOnly(JSON.stringify(sortKeys(value)));
+}
+
+/**
+ * The canonical JSON of a body's text with its numbers written as they were sent (`1.0` stays `1.0`, as Python
+ * writes a float, where `JSON.parse` and `JSON.stringify` would give `1`); undefined when it is not JSON.
+ */
+export function canonicalJsonOfText(text: string): string | undefined {
+  try {
+    return asciiOnly(losslessStringify(sortKeys(losslessParse(text))) ?? '');
+  } catch {
+    return undefined;
+  }
+}
+
+/** Non-ASCII as `\uXXXX`, UTF-16 units (an astral character as its surrogate pair), as Python's `ensure_ascii`; DEL is ASCII. */
+function asciiOnly(json: string): string {
+  return json.replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 function sortKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(sortKeys);
-  if (value === null || typeof value !== 'object') return value;
+  if (value === null || typeof value !== 'object' || isLosslessNumber(value)) return value;
   return Object.fromEntries(
     Object.keys(value)
       .sort()
@@ -64,12 +82,18 @@ function sameSignature(expected: string, given: string): boolean {
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
-/** Whether `header` signs the body: as sent, or as Lithic's canonical JSON of what it parses to. */
+/**
+ * Whether `header` signs the body: as sent, or as Lithic's canonical JSON of it, its numbers as sent or as
+ * JavaScript writes them.
+ */
 export function verifyLithicHmac(secret: string, raw: Buffer, parsed: unknown, header: string | undefined): boolean {
   if (!header) return false;
   const given = header.trim();
   if (sameSignature(lithicHmac(secret, raw), given)) return true;
-  return parsed !== undefined && sameSignature(lithicHmac(secret, canonicalJson(parsed)), given);
+  if (parsed === undefined) return false;
+  const asSent = canonicalJsonOfText(raw.toString('utf8'));
+  if (asSent !== undefined && sameSignature(lithicHmac(secret, asSent), given)) return true;
+  return sameSignature(lithicHmac(secret, canonicalJson(parsed)), given);
 }
 
 /** The Standard Webhooks check with the ASA secret: a `whsec_`/base64 secret as such, any other as its bytes. */
