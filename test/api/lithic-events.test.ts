@@ -152,6 +152,40 @@ for (const dialect of dialects()) {
       assert.deepEqual([ledger.differences, ledger.total], [[], 0]);
     });
 
+    test('a partial reversal across a hold and its increment releases its amount once, even applied again after a crash', async (ctx) => {
+      const api = await served(ctx, dialect);
+      const before = await balanceOf(api);
+      const token = randomUUID();
+      const firstEvent = randomUUID();
+      const incrementEvent = randomUUID();
+      const ask = async (eventToken: string, amount: number) => {
+        const request = asaRequest({ cardToken: api.cardToken, amount, created: api.t.clock.now(), token }, { event_token: eventToken });
+        const answer = await api.post(LITHIC_ASA_PATH, JSON.stringify(request), { 'x-lithic-hmac': asaSignature(request) });
+        assert.equal(answer.body.result, 'APPROVED');
+      };
+      await ask(firstEvent, 5_000);
+      await ask(incrementEvent, 2_000);
+      assert.equal(await balanceOf(api), before - 7_000);
+      const events: Omit<TransactionEvent, 'created'>[] = [
+        { type: 'AUTHORIZATION', amount: 5_000, token: firstEvent },
+        { type: 'AUTHORIZATION', amount: 2_000, token: incrementEvent },
+      ];
+      for (const [reversed, left] of [
+        [2_000, 5_000], // the increment, whole
+        [3_000, 2_000], // part of the first hold
+      ] as const) {
+        const reversal = { type: 'AUTHORIZATION_REVERSAL' as const, amount: reversed, token: randomUUID() };
+        events.push(reversal);
+        await deliver(api, transaction(api, token, events));
+        // The crash: applied, but not yet marked applied; Lithic delivers the transaction again.
+        await db(api).deleteFrom('lithic_transaction_events').where('event_token', '=', reversal.token).execute();
+        await deliver(api, transaction(api, token, events));
+        assert.equal(await balanceOf(api), before - left, `after reversing ${reversed}`);
+      }
+      const ledger = await api.t.admin.checkLedger();
+      assert.deepEqual([ledger.differences, ledger.total], [[], 0]);
+    });
+
     test("an advice changes the pending amount: a fuel pump's $1 raised to $45 and cleared; another lowered", async (ctx) => {
       const api = await served(ctx, dialect);
       const before = await balanceOf(api);

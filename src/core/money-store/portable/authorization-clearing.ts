@@ -152,9 +152,10 @@ export async function releaseAuthorization(deps: MoneyStoreDeps, request: Releas
     }
     if (row.status !== 'pending') throw notPending(row);
     const at = isoTime(request.now);
-    // A hold released on a card closed meanwhile goes to the owner's wallet (`creditAccountOf`).
+    // A hold released on a card closed meanwhile goes to the owner's wallet (`creditAccountOf`). Released as a
+    // part (all that is left of it), the journal carries the part's key, as `releasePart`'s does.
     const posted = await postJournal(trx, {
-      reference: `release:${row.id}`,
+      reference: request.part ? partReference(row, request.part) : `release:${row.id}`,
       kind: 'authorization_release',
       at,
       postings: [
@@ -200,7 +201,7 @@ async function releasePart(
   part: PartialRelease,
   now: Date,
 ): Promise<ReleaseResult> {
-  const reference = `release-part:${row.id}:${part.key}`;
+  const reference = partReference(row, part);
   const result = { authorizationId: row.id, cardId: card.id, status: 'pending' as const, amount: part.amount };
   const earlier = await trx.selectFrom('journals').select('id').where('reference', '=', reference).executeTakeFirst();
   if (earlier) {
@@ -226,4 +227,24 @@ async function releasePart(
   await trx.updateTable('card_authorizations').set({ amount: stillHeld, updated_at: at }).where('id', '=', row.id).execute();
   const cardBalance = posted.balances.get(card.account_id) ?? (await accountBalance(trx, card.account_id));
   return { ...result, stillHeld, cardBalance, replayed: false };
+}
+
+/** The journal of a release by a key (`ReleaseRequest.part`): what it released is found by the key (`releasedUnder`). */
+const partReference = (row: Pick<AuthorizationRow, 'id'>, part: Pick<PartialRelease, 'key'>) => `release-part:${row.id}:${part.key}`;
+
+/** What releases under `key` gave back so far from these authorizations (a partial reversal's steps, across its holds). */
+export async function releasedUnder(ex: Executor, authorizationIds: string[], key: string): Promise<Cents> {
+  if (authorizationIds.length === 0) return 0;
+  const row = await ex
+    .selectFrom('journals')
+    .innerJoin('entries', 'entries.journal_id', 'journals.id')
+    .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('entries.amount'), eb.lit(0)).as('released'))
+    .where(
+      'journals.reference',
+      'in',
+      authorizationIds.map((id) => partReference({ id }, { key })),
+    )
+    .where('entries.amount', '>', 0)
+    .executeTakeFirst();
+  return Number(row?.released ?? 0);
 }

@@ -2,6 +2,7 @@ import type { Db } from '../../../db/schema.js';
 import type { Clock } from '../../../infra/clock.js';
 import type { AuthorizationOperations } from '../../authorization/engine.js';
 import { AuthorizationError, type PartialRelease } from '../../authorization/types.js';
+import { releasedUnder } from '../../money-store/portable/authorization-clearing.js';
 import { holdIdOf } from './asa.js';
 import { creditCard } from './credits.js';
 import { type LithicMerchant, merchantOf } from './merchant.js';
@@ -118,7 +119,7 @@ async function applyEvent(
 async function holdsOf(db: Db, transactionToken: string) {
   return db
     .selectFrom('card_authorizations')
-    .select(['provider_transaction_id', 'status', 'amount'])
+    .select(['id', 'provider_transaction_id', 'status', 'amount'])
     .where((eb) =>
       eb.or([
         eb('provider_transaction_id', '=', transactionToken),
@@ -216,18 +217,26 @@ async function adjustHold(
 }
 
 /**
- * `amount` of the transaction's holds released, once (by `key`, the event's token): the newest increment first,
- * each released whole while the amount covers it, the last one in part.
+ * `amount` of the transaction's holds released, once (by `key`, the event's token): on one hold when one holds
+ * enough (the newest such), else the newest first, each as far as the amount goes. Every step is a release under
+ * the key, so the event delivered again after a crash in the middle releases only what is left of `amount`.
  */
 async function releaseSome(deps: TransactionDeps, transactionToken: string, amount: number, key: string): Promise<null> {
-  const pending = (await holdsOf(deps.db, transactionToken)).filter((hold) => hold.status === 'pending');
-  let rest = amount;
-  for (const hold of pending.reverse()) {
+  const holds = await holdsOf(deps.db, transactionToken);
+  let rest =
+    amount -
+    (await releasedUnder(
+      deps.db,
+      holds.map((hold) => hold.id),
+      key,
+    ));
+  const pending = holds.filter((hold) => hold.status === 'pending').reverse();
+  const one = pending.find((hold) => Number(hold.amount) >= rest);
+  for (const hold of one ? [one] : pending) {
     if (rest <= 0) break;
-    const held = Number(hold.amount);
-    if (rest >= held) await release(deps, hold.provider_transaction_id);
-    else await release(deps, hold.provider_transaction_id, { amount: rest, key });
-    rest -= held;
+    const part = Math.min(rest, Number(hold.amount));
+    await release(deps, hold.provider_transaction_id, { amount: part, key });
+    rest -= part;
   }
   return null;
 }
