@@ -130,6 +130,10 @@ async function holdsOf(db: Db, transactionToken: string) {
     .execute();
 }
 
+/** Our card with this Lithic card token, if any. */
+const cardOf = (db: Db, cardToken: string) =>
+  db.selectFrom('cards').select(['id', 'currency']).where('provider_card_id', '=', cardToken).executeTakeFirst();
+
 /** The transaction's hold, recorded as an advice through the engine when we have none (the network decided). */
 async function ensureHold(
   deps: TransactionDeps,
@@ -138,11 +142,7 @@ async function ensureHold(
 ): Promise<string | null> {
   const held = await holdsOf(deps.db, transaction.token);
   if (held.some((hold) => hold.status !== 'declined')) return null;
-  const card = await deps.db
-    .selectFrom('cards')
-    .select(['id', 'currency'])
-    .where('provider_card_id', '=', transaction.card_token)
-    .executeTakeFirst();
+  const card = await cardOf(deps.db, transaction.card_token);
   if (!card) return 'unknown card';
   if (held.length > 0) return 'approved by the network after our decline: not held, to be settled by the operator';
   const decision = await deps.core.authorize({
@@ -197,11 +197,7 @@ async function adjustHold(
   const wanted = amountOf(event);
   if (wanted < held) return releaseSome(deps, transaction.token, held - wanted, event.token);
   if (wanted === held) return null;
-  const card = await deps.db
-    .selectFrom('cards')
-    .select(['id', 'currency'])
-    .where('provider_card_id', '=', transaction.card_token)
-    .executeTakeFirst();
+  const card = await cardOf(deps.db, transaction.card_token);
   if (!card) return 'unknown card';
   const decision = await deps.core.authorize({
     cardId: card.id,
