@@ -37,7 +37,7 @@ async function lockedAuthorization(trx: Executor, providerTransactionId: string)
 }
 
 function notPending(row: AuthorizationRow): AuthorizationError {
-  return new AuthorizationError('not_pending', `Authorization ${row.provider_transaction_id} is ${row.status}, not pending`);
+  return new AuthorizationError('not_pending', `Transaction ${row.id} is ${row.status}, not pending`);
 }
 
 /** `MoneyStore.clearAuthorization`. */
@@ -147,7 +147,7 @@ export async function releaseAuthorization(deps: MoneyStoreDeps, request: Releas
     if (row.status === 'cleared') {
       throw new AuthorizationError(
         'not_pending',
-        `Authorization ${row.provider_transaction_id} is cleared: a clearing is not voided (a refund gives money back)`,
+        `Transaction ${row.id} is cleared: a clearing is not voided (a refund gives money back)`,
       );
     }
     if (row.status !== 'pending') throw notPending(row);
