@@ -36,7 +36,7 @@ export function createCardService(deps: CoreDeps) {
     ...deps,
     systemAccounts,
     authentication,
-    pending: createPendingOperations(db, clock, systemAccounts, deps.provider),
+    pending: createPendingOperations(db, clock, systemAccounts, { provider: deps.provider, cipher: deps.cipher }),
     cooldowns: createCooldowns(settings),
   };
   // The money store, chosen once: on Postgres each transaction is one statement, falling back to the

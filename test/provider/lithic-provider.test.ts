@@ -182,38 +182,71 @@ describe('Lithic provider', { skip }, () => {
     }
   });
 
-  test('a creation a crash left pending is settled by asking Lithic: the card it made is closed, the fee given back', async () => {
-    const carol = await newCustomer(t, 100_000, 'Carol');
+  /** A creation that crashes around Lithic's `POST /v1/cards`: after Lithic made the card (`made`), or before. */
+  async function creationCrashing(made: boolean, name: string) {
+    const customer = await newCustomer(t, 100_000, name);
     const { bin, plan } = await catalogue(t);
-    const walletBefore = (await t.core.walletBalance(carol.caller)).balance;
-    // The crash: Lithic made the card, the process died before settling it.
+    const walletBefore = (await t.core.walletBalance(customer.caller)).balance;
     const issue = t.provider.issue.bind(t.provider);
     t.provider.issue = async (request, options) => {
-      await issue(request, options);
+      if (made) await issue(request, options);
       throw new Error('crash');
     };
     try {
-      await assert.rejects(t.core.createCard(carol.caller, { bin_id: bin.id, planId: plan.id, name: 'Crash test' }), /crash/);
+      await assert.rejects(t.core.createCard(customer.caller, { bin_id: bin.id, planId: plan.id, name }), /crash/);
     } finally {
       t.provider.issue = issue;
     }
-    const made = [...cards.values()].find((c) => c.memo === 'Crash test')!;
-    assert.equal(made.state, 'OPEN');
-    const fee = walletBefore - (await t.core.walletBalance(carol.caller)).balance; // held while it is pending
+    const fee = walletBefore - (await t.core.walletBalance(customer.caller)).balance; // held while it is pending
     assert.ok(fee > 0);
+    return { customer, bin, plan, walletBefore, fee };
+  }
+
+  test('a creation a crash left pending after Lithic made the card is finished with that card, asking Lithic', async () => {
+    const { customer, bin, plan, walletBefore, fee } = await creationCrashing(true, 'Crash test');
+    const made = [...cards.values()].find((c) => c.memo === 'Crash test')!;
     t.clock.advance(120_000);
-    // Carol's next creation does not settle it unasked (as it would a sandbox creation): it stays pending.
-    await t.core.createCard(carol.caller, { bin_id: bin.id, planId: plan.id, name: 'Next one' });
+    // The cardholder's next creation does not settle it unasked (as it would a sandbox creation): it stays pending.
+    await t.core.createCard(customer.caller, { bin_id: bin.id, planId: plan.id, name: 'Next one' });
     assert.equal((await pendingOf(t, 'create_card')).length, 1);
     seen.length = 0;
     const recovered = await t.admin.recoverInterrupted();
     assert.deepEqual(
       recovered.map((r) => [r.kind, r.completed]),
+      [['create_card', true]],
+    );
+    assert.deepEqual(
+      seen.map((s) => `${s.method} ${s.path}`),
+      ['GET /v1/cards', `GET /v1/cards/${made.token}`],
+    );
+    assert.equal(seen[0]!.query.get('memo'), 'Crash test');
+    // The card is the cardholder's, active, Lithic's token its provider id; both fees taken; Lithic's card left open.
+    const mine = (await t.core.listCards(customer.caller)).find((c) => c.name === 'Crash test')!;
+    assert.equal(mine.status, 'active');
+    const row = await t.database.db.selectFrom('cards').selectAll().where('id', '=', mine.id).executeTakeFirstOrThrow();
+    assert.deepEqual([row.provider_card_id, row.masked_pan], [made.token, '**** **** **** 4142']);
+    assert.equal(made.state, 'OPEN');
+    assert.equal((await t.core.walletBalance(customer.caller)).balance, walletBefore - 2 * fee);
+    const ledger = await t.admin.checkLedger();
+    assert.deepEqual([ledger.differences, ledger.total], [[], 0]);
+  });
+
+  test('a creation a crash left pending before Lithic made the card is released, the fee given back; unasked, it waits', async () => {
+    const { customer, walletBefore } = await creationCrashing(false, 'Never made');
+    t.clock.advance(120_000);
+    stall = true;
+    try {
+      assert.deepEqual(await t.admin.recoverInterrupted(), [], 'Lithic not answering: it waits');
+    } finally {
+      stall = false;
+    }
+    const recovered = await t.admin.recoverInterrupted();
+    assert.deepEqual(
+      recovered.map((r) => [r.kind, r.completed]),
       [['create_card', undefined]],
     );
-    assert.ok(seen.some((s) => s.method === 'GET' && s.path === '/v1/cards' && s.query.get('memo') === 'Crash test'));
-    assert.equal(made.state, 'CLOSED');
-    assert.equal((await t.core.walletBalance(carol.caller)).balance, walletBefore - fee, 'only the second card is paid for');
+    assert.deepEqual(await t.core.listCards(customer.caller), []);
+    assert.equal((await t.core.walletBalance(customer.caller)).balance, walletBefore);
   });
 
   /** Makes the provider's `terminate` crash the closure: after Lithic acted (`acted`) or before. */

@@ -19,7 +19,7 @@ export type { Simulated3ds } from './sandbox-challenges.js';
 /** What an operator does: users, tokens, funding, catalogue, fees, coupons, sandbox simulations, checks. */
 export function createAdminService(deps: CoreDeps) {
   const retention = createRetention(deps);
-  const pending = createPendingOperations(deps.db, deps.clock, undefined, deps.provider);
+  const pending = createPendingOperations(deps.db, deps.clock, undefined, { provider: deps.provider, cipher: deps.cipher });
   return {
     ...createCatalogue(deps),
     ...createPeople(deps),

@@ -7,8 +7,10 @@ import { postJournal, SYSTEM_ACCOUNTS, systemAccountIds, type PostedJournal, typ
 import type { Cents } from '../ledger/money.js';
 import type { OperationHooks } from '../service.js';
 import { recordCardTransaction } from './card-records.js';
-import type { CardProvider } from '../provider/provider.js';
+import type { CardProvider, IssuedCard } from '../provider/provider.js';
+import type { CardDataCipher } from '../keys/secrets.js';
 import { completeInterruptedClosure } from '../money-store/portable/closure.js';
+import { completeInterruptedCreation } from '../money-store/portable/creation.js';
 import {
   askProviderFirst,
   type HeldDestination,
@@ -56,7 +58,7 @@ export interface RecoveredOperation {
   kind: PendingKind;
   amount: Cents;
   createdAt: string;
-  /** Finished, as the provider showed it done (a closure), not settled as failed. */
+  /** Finished, as the provider showed it done (a closure closed, a creation's card made), not settled as failed. */
   completed?: true;
 }
 
@@ -80,17 +82,26 @@ export interface RecoveredOperation {
  *
  * Each step is a function below taking what it needs; this factory binds them to one database, clock
  * and in-flight account, its id from the core's `systemAccounts` (a recovery on its own keeps its own),
- * and the card provider, which the recovery asks first when it can tell what became of an operation
- * (`askProviderFirst`: Lithic), not the sandbox.
+ * and what the recovery needs to ask the card provider first when it can tell what became of an operation
+ * (`askProviderFirst`: Lithic, not the sandbox) and to finish one it did: the provider and the card-data
+ * cipher (an adopted card's row is sealed as a new one is).
  */
 export function createPendingOperations(
   db: Db,
   clock: Clock,
   systemAccounts: SystemAccountIds = systemAccountIds(),
-  provider?: CardProvider,
+  recovery?: { provider: CardProvider; cipher: CardDataCipher },
 ) {
   const deps: PendingDeps = { db, clock, inFlight: (ex) => systemAccounts(ex, SYSTEM_ACCOUNTS.inFlight) };
+  const provider = recovery?.provider;
   const asked = provider && ((op: PendingOperationRow) => askProviderFirst(db, provider, op));
+  const complete = (trx: Executor, op: PendingOperationRow, at: string, issued?: IssuedCard) => {
+    if (op.kind === 'close') return completeInterruptedClosure(operations, trx, op, at);
+    if (op.kind === 'create_card' && issued && recovery) {
+      return completeInterruptedCreation({ cipher: recovery.cipher, systemAccounts, pending: operations }, trx, op, at, issued);
+    }
+    throw new Error(`A ${op.kind} is not finished by the recovery`);
+  };
   const operations = {
     hold: (trx: Executor, request: HoldRequest) => hold(deps.inFlight, trx, request),
     record,
@@ -109,8 +120,7 @@ export function createPendingOperations(
     recoverStale: (trx: Executor, userId: string, now: Date) =>
       recoverStale(deps.inFlight, trx, userId, now, (kind) => providerIsAsked(provider, kind)),
     /** Settles what a crash left pending, asking the provider first where it can tell (`askProviderFirst`). */
-    recover: (graceMs?: number, ask = asked): Promise<RecoveredOperation[]> =>
-      recover(deps, graceMs, ask, (trx, op, at) => completeInterruptedClosure(operations, trx, op, at)),
+    recover: (graceMs?: number, ask = asked): Promise<RecoveredOperation[]> => recover(deps, graceMs, ask, complete),
   };
   return operations;
 }
@@ -321,7 +331,7 @@ async function recover(
   deps: PendingDeps,
   graceMs = PENDING_GRACE_MS,
   ask: ((op: PendingOperationRow) => Promise<PendingVerdict>) | undefined,
-  complete: (trx: Executor, op: PendingOperationRow, at: string) => Promise<void>,
+  complete: (trx: Executor, op: PendingOperationRow, at: string, issued?: IssuedCard) => Promise<void>,
 ): Promise<RecoveredOperation[]> {
   const now = deps.clock.now();
   const before = new Date(now.getTime() - graceMs).toISOString();
@@ -340,7 +350,7 @@ async function recover(
     const taken = await deps.db.transaction().execute(async (trx) => {
       if (verdict === 'release') return recoverIn(deps.inFlight, trx, (q) => q.where('id', '=', id), at);
       const row = await take(trx, id);
-      if (row) await complete(trx, row, at);
+      if (row) await complete(trx, row, at, verdict === 'done' ? undefined : verdict.issued);
       return row ? [row] : [];
     });
     for (const op of taken)
@@ -349,7 +359,7 @@ async function recover(
         kind: op.kind,
         amount: Number(op.amount),
         createdAt: op.created_at,
-        ...(verdict === 'done' ? { completed: true } : {}),
+        ...(verdict === 'release' ? {} : { completed: true }),
       });
   }
   return recovered;

@@ -1,5 +1,5 @@
 import type { Db, Executor, PendingOperationRow } from '../../db/schema.js';
-import type { CardProvider } from '../provider/provider.js';
+import type { CardProvider, IssuedCard } from '../provider/provider.js';
 import { postJournal, type PostedJournal } from '../ledger/ledger.js';
 import type { Cents } from '../ledger/money.js';
 import { lockedCardStatus } from './card-queries.js';
@@ -10,10 +10,10 @@ import { recordCardTransaction } from './card-records.js';
 
 /**
  * What the recovery does with an operation a crash left pending: settle it as failed (`release`), leave it
- * for a later recovery (`wait`: the provider could not be asked), or finish it (`done`: the provider did
- * what it was asked, a closure Lithic shows closed).
+ * for a later recovery (`wait`: the provider could not be asked), or finish it as the provider shows it done
+ * (`done`: a closure Lithic shows closed; `{ issued }`: a creation Lithic made the card for, with that card).
  */
-export type PendingVerdict = 'release' | 'wait' | 'done';
+export type PendingVerdict = 'release' | 'wait' | 'done' | { issued: IssuedCard };
 
 /**
  * Whether the recovery must ask the provider about an operation of this kind before settling it: a
@@ -22,34 +22,41 @@ export type PendingVerdict = 'release' | 'wait' | 'done';
  * not settled by a cardholder's next operation (`recoverStale`).
  */
 export function providerIsAsked(provider: CardProvider | undefined, kind: PendingOperationRow['kind']): boolean {
-  if (kind === 'create_card') return provider?.issuedFor !== undefined;
+  if (kind === 'create_card') return provider?.issuedFor !== undefined && provider.issuedCard !== undefined;
   if (kind === 'close') return provider?.stateOf !== undefined;
   return false;
 }
 
 /**
  * Asks a provider that can tell what became of an operation a crash left pending, before the recovery
- * settles it. A creation: a card the provider did issue for it is terminated there (no card of ours refers
- * to it, as with an issue answered too late: `withTimeout`), and only then is the creation released. A
- * closure: done when the provider shows the card closed (the closure is finished: the balance to the
- * wallet, the card closed), released when it does not. A provider that cannot be asked now leaves the
- * operation pending. Other operations, and providers that keep nothing across a restart (the sandbox), are
- * released as they are.
+ * settles it. A creation: when the provider made a card for it (none of ours pointing to it), the creation is
+ * finished with that card (`{ issued }`; any further such card is terminated there); when it made none, the
+ * creation is released. A closure: done when the provider shows the card closed (the balance to the wallet,
+ * the card closed), released when it does not. A provider that cannot be asked now leaves the operation
+ * pending. Other operations, and providers that keep nothing across a restart (the sandbox), are released as
+ * they are.
  */
 export async function askProviderFirst(db: Db, provider: CardProvider, op: PendingOperationRow): Promise<PendingVerdict> {
   if (!providerIsAsked(provider, op.kind)) return 'release';
   try {
-    const card = await db.selectFrom('cards').select(['name', 'provider_card_id']).where('id', '=', op.card_id).executeTakeFirst();
+    const card = await db
+      .selectFrom('cards')
+      .innerJoin('bins', 'bins.id', 'cards.bin_id')
+      .select(['cards.name', 'cards.provider_card_id', 'bins.country'])
+      .where('cards.id', '=', op.card_id)
+      .executeTakeFirst();
     if (op.kind === 'close') {
       if (!card?.provider_card_id) return 'release';
       return (await provider.stateOf!(card.provider_card_id)) === 'closed' ? 'done' : 'release';
     }
-    const issued = await provider.issuedFor!({ reference: op.card_id, name: card?.name ?? '', at: op.created_at });
+    if (!card) return 'release';
+    const issued = await provider.issuedFor!({ reference: op.card_id, name: card.name, at: op.created_at });
     const known =
       issued.length === 0 ? [] : await db.selectFrom('cards').select('provider_card_id').where('provider_card_id', 'in', issued).execute();
-    const orphans = issued.filter((id) => !known.some((k) => k.provider_card_id === id));
-    for (const id of orphans) await provider.terminate(id);
-    return 'release';
+    const [made, ...more] = issued.filter((id) => !known.some((k) => k.provider_card_id === id));
+    if (made === undefined) return 'release';
+    for (const id of more) await provider.terminate(id);
+    return { issued: await provider.issuedCard!(made, card.country) };
   } catch {
     return 'wait';
   }

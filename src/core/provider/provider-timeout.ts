@@ -97,6 +97,9 @@ export function withTimeout(provider: CardProvider, { timeoutMs, onLateSuccess }
     ...(provider.issuedFor === undefined
       ? {}
       : { issuedFor: (pending) => timed((signal) => provider.issuedFor!(pending, { signal }), nothingToReport) }),
+    ...(provider.issuedCard === undefined
+      ? {}
+      : { issuedCard: (id, country) => timed((signal) => provider.issuedCard!(id, country, { signal }), nothingToReport) }),
     ...(provider.stateOf === undefined ? {} : { stateOf: (id) => timed((signal) => provider.stateOf!(id, { signal }), nothingToReport) }),
   };
 }

@@ -94,6 +94,11 @@ export interface CardProvider {
    */
   issuedFor?(pending: PendingIssue, options?: ProviderCallOptions): Promise<string[]>;
   /**
+   * With `issuedFor`: one of those cards as `issue` would have given it (the recovery finishes the creation
+   * with it), `country` the BIN's, as the issue asked.
+   */
+  issuedCard?(providerCardId: string, country: string, options?: ProviderCallOptions): Promise<IssuedCard>;
+  /**
    * A provider that keeps its cards' states: the card's, as the provider has it. The recovery asks it what
    * became of a closure a crash left pending (`askProviderFirst`).
    */

@@ -145,10 +145,7 @@ export async function releaseAuthorization(deps: MoneyStoreDeps, request: Releas
       return releasePart(deps, trx, row, card, request.part, request.now);
     }
     if (row.status === 'cleared') {
-      throw new AuthorizationError(
-        'not_pending',
-        `Transaction ${row.id} is cleared: a clearing is not voided (a refund gives money back)`,
-      );
+      throw new AuthorizationError('not_pending', `Transaction ${row.id} is cleared: a clearing is not voided (a refund gives money back)`);
     }
     if (row.status !== 'pending') throw notPending(row);
     const at = isoTime(request.now);

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { BinRow, CardType, Executor, PlanRow } from '../../../db/schema.js';
+import type { BinRow, CardType, Executor, PendingOperationRow, PlanRow } from '../../../db/schema.js';
 import { sealCardData } from '../../keys/card-data-keys.js';
 import { createAccount, postJournal, SYSTEM_ACCOUNTS } from '../../ledger/ledger.js';
 import { binAndPlan, creationFee } from '../../operations/card-creation-checks.js';
@@ -116,11 +116,41 @@ async function writeProcessingCard(
     .execute();
 }
 
+/**
+ * Finishes a creation a crash left pending with the card the provider made for it (the recovery's
+ * `{ issued }`), in the recovery's transaction, the operation taken: as its own last transaction would have,
+ * the fee to the revenue account, the card's data on its `processing` card, made `active`.
+ */
+export async function completeInterruptedCreation(
+  deps: Pick<MoneyStoreDeps, 'cipher' | 'systemAccounts'> & { pending: Pick<MoneyStoreDeps['pending'], 'settleHold'> },
+  trx: Executor,
+  operation: PendingOperationRow,
+  at: string,
+  issued: IssuedCard,
+): Promise<void> {
+  const row = await trx
+    .selectFrom('cards')
+    .innerJoin('users', 'users.id', 'cards.user_id')
+    .innerJoin('bins', 'bins.id', 'cards.bin_id')
+    .select(['users.wallet_account_id', 'bins.bin', 'bins.country', 'bins.currency', 'bins.initial_balance'])
+    .where('cards.id', '=', operation.card_id)
+    .executeTakeFirstOrThrow();
+  await deps.pending.settleHold(trx, operation, {
+    accountId: await deps.systemAccounts(trx, SYSTEM_ACCOUNTS.revenue),
+    system: true,
+    reference: `creation-fee:${operation.card_id}`,
+    kind: 'creation_fee',
+    at,
+  });
+  const caller = { userId: operation.user_id, walletAccountId: row.wallet_account_id };
+  await issueCard(deps, trx, { caller, cardId: operation.card_id, bin: row, now: new Date(at) }, issued);
+}
+
 /** The issued card's data on its `processing` card, made `active`, and the BIN's initial balance on it, in the creation's last transaction. */
 async function issueCard(
-  { cipher, systemAccounts }: MoneyStoreDeps,
+  { cipher, systemAccounts }: Pick<MoneyStoreDeps, 'cipher' | 'systemAccounts'>,
   trx: Executor,
-  { caller, cardId, bin, now }: CreationHold,
+  { caller, cardId, bin, now }: Pick<CreationHold, 'caller' | 'cardId' | 'bin' | 'now'>,
   issued: IssuedCard,
 ): Promise<void> {
   const at = now.toISOString();

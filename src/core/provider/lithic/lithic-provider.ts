@@ -67,16 +67,12 @@ export class LithicCardProvider implements CardProvider {
       signal: options.signal,
       answer: lithicCard,
     });
-    return {
-      providerCardId: card.token,
-      // Whatever Lithic sent of the number and code is dropped here: they stay Lithic's (`readDetails`).
-      pan: KEPT_BY_PROVIDER,
-      cvv: KEPT_BY_PROVIDER,
-      exp: expiryOf(card),
-      // Lithic keeps billing addresses on the account holder, not the card: the card shows its country only.
-      address: { city: '', line1: '', line2: null, state: '', country: request.country, postalCode: '' },
-      keptByProvider: { lastFour: card.last_four },
-    };
+    return issuedOf(card, request.country);
+  }
+
+  /** `GET /v1/cards/{card_token}`: a card Lithic made for a creation a crash left pending, as `issue` gives it. */
+  async issuedCard(providerCardId: string, country: string, options: ProviderCallOptions = {}): Promise<IssuedCard> {
+    return issuedOf(await this.#card(providerCardId, options), country);
   }
 
   freeze(providerCardId: string, options?: ProviderCallOptions): Promise<void> {
@@ -166,6 +162,20 @@ export class LithicCardProvider implements CardProvider {
       answer: lithicCard,
     });
   }
+}
+
+/** Lithic's card as the core keeps an issued one: its token, expiry and last four; its number and code stay Lithic's. */
+function issuedOf(card: LithicCard, country: string): IssuedCard {
+  return {
+    providerCardId: card.token,
+    // Whatever Lithic sent of the number and code is dropped here: they stay Lithic's (`readDetails`).
+    pan: KEPT_BY_PROVIDER,
+    cvv: KEPT_BY_PROVIDER,
+    exp: expiryOf(card),
+    // Lithic keeps billing addresses on the account holder, not the card: the card shows its country only.
+    address: { city: '', line1: '', line2: null, state: '', country, postalCode: '' },
+    keptByProvider: { lastFour: card.last_four },
+  };
 }
 
 /** Lithic's `exp_month` (MM) and `exp_year` (YYYY) as MM/YY. */
