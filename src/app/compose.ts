@@ -110,9 +110,10 @@ export async function startCore(options: CoreOptions): Promise<CoreRuntime> {
     };
     const admin = createAdminService(deps);
     await admin.seedDefaults();
-    // Before anything is served: operations a crash left waiting on the provider are settled as failed.
-    // A provider that remembers (Lithic) is asked first what became of them; one it cannot answer for waits.
-    const recovered = await admin.recoverInterrupted();
+    // Before anything is served: operations a crash left waiting on the provider are settled as failed. Those
+    // a provider that remembers (Lithic) must be asked about wait for the housekeeping, which asks it at once in
+    // a service (src/app/housekeeping.ts): no process, nor the admin command line, waits on Lithic to start.
+    const recovered = await admin.recoverUnasked();
     if (recovered.length > 0) options.logger?.warn({ operations: recovered }, 'settled interrupted provider operations');
     const close = async () => {
       await committedEvents.close();

@@ -186,6 +186,49 @@ for (const dialect of dialects()) {
       assert.deepEqual([ledger.differences, ledger.total], [[], 0]);
     });
 
+    test('an advice lowering a hold and its increment, applied in part before a crash, leaves what it says once delivered again', async (ctx) => {
+      const api = await served(ctx, dialect);
+      const before = await balanceOf(api);
+      const token = randomUUID();
+      const [firstEvent, incrementEvent] = [randomUUID(), randomUUID()];
+      for (const [eventToken, amount] of [
+        [firstEvent, 5_000],
+        [incrementEvent, 2_000],
+      ] as const) {
+        const request = asaRequest({ cardToken: api.cardToken, amount, created: api.t.clock.now(), token }, { event_token: eventToken });
+        await api.post(LITHIC_ASA_PATH, JSON.stringify(request), { 'x-lithic-hmac': asaSignature(request) });
+      }
+      const advice = { type: 'AUTHORIZATION_ADVICE' as const, amount: 1_000, token: randomUUID() };
+      // The advice's first step (the increment released, under its token) done, then the crash.
+      await api.t.core.voidAuthorization(`${token}/${incrementEvent}`, { amount: 2_000, key: advice.token });
+      assert.equal(await balanceOf(api), before - 5_000);
+      const events = [
+        { type: 'AUTHORIZATION' as const, amount: 5_000, token: firstEvent },
+        { type: 'AUTHORIZATION' as const, amount: 2_000, token: incrementEvent },
+        advice,
+      ];
+      await deliver(api, transaction(api, token, events));
+      assert.equal(await balanceOf(api), before - 1_000, 'held: what the advice says');
+      await db(api).deleteFrom('lithic_transaction_events').where('event_token', '=', advice.token).execute();
+      await deliver(api, transaction(api, token, events));
+      assert.equal(await balanceOf(api), before - 1_000, 'and once');
+    });
+
+    test('a clearing after the whole hold was reversed is charged late, from the balance', async (ctx) => {
+      const api = await served(ctx, dialect);
+      const before = await balanceOf(api);
+      const token = await authorized(api, 500);
+      const auth = { type: 'AUTHORIZATION' as const, amount: 500, token: randomUUID() };
+      const reversal = { type: 'AUTHORIZATION_REVERSAL' as const, amount: 500, token: randomUUID() };
+      await deliver(api, transaction(api, token, [auth, reversal]));
+      assert.equal(await balanceOf(api), before);
+      await deliver(api, transaction(api, token, [auth, reversal, { type: 'CLEARING', amount: 500, token: randomUUID() }]));
+      assert.equal(await balanceOf(api), before - 500);
+      assert.equal((await holdOf(api, token))?.status, 'cleared');
+      const ledger = await api.t.admin.checkLedger();
+      assert.deepEqual([ledger.differences, ledger.total], [[], 0]);
+    });
+
     test("an advice changes the pending amount: a fuel pump's $1 raised to $45 and cleared; another lowered", async (ctx) => {
       const api = await served(ctx, dialect);
       const before = await balanceOf(api);

@@ -206,6 +206,10 @@ describe('Lithic provider', { skip }, () => {
     const { customer, bin, plan, walletBefore, fee } = await creationCrashing(true, 'Crash test');
     const made = [...cards.values()].find((c) => c.memo === 'Crash test')!;
     t.clock.advance(120_000);
+    // A process starting (or the admin command line) does not wait on Lithic: what must be asked is left pending.
+    seen.length = 0;
+    assert.deepEqual(await t.admin.recoverUnasked(), []);
+    assert.equal(seen.length, 0, 'Lithic not asked');
     // The cardholder's next creation does not settle it unasked (as it would a sandbox creation): it stays pending.
     await t.core.createCard(customer.caller, { bin_id: bin.id, planId: plan.id, name: 'Next one' });
     assert.equal((await pendingOf(t, 'create_card')).length, 1);
@@ -296,6 +300,15 @@ describe('Lithic provider', { skip }, () => {
     assert.ok(lines.some((l) => l.type === 'card_close' && l.status === 'Approved' && l.amount === 2_500));
     const ledger = await t.admin.checkLedger();
     assert.deepEqual([ledger.differences, ledger.total], [[], 0]);
+  });
+
+  test('closing the card again settles a closure a crash left waiting first, asking Lithic: already closed', async () => {
+    const { customer, card, walletBefore } = await closureCrashing(true, 'Closed twice');
+    t.clock.advance(16 * 60_000);
+    await assert.rejects(t.core.close(customer.caller, card.id), { message: 'Card is already closed' });
+    assert.equal((await t.core.getCard(customer.caller, card.id)).status, 'closed');
+    assert.equal((await t.core.walletBalance(customer.caller)).balance, walletBefore + 2_500);
+    assert.equal((await pendingOf(t, 'close')).length, 0);
   });
 
   test('a closure a crash left pending before Lithic acted is released when Lithic shows the card open; unasked, it waits', async () => {

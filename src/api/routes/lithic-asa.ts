@@ -56,9 +56,9 @@ export function canonicalJsonOfText(text: string): string | undefined {
   }
 }
 
-/** Non-ASCII as `\uXXXX`, UTF-16 units (an astral character as its surrogate pair), as Python's `ensure_ascii`; DEL is ASCII. */
+/** DEL and non-ASCII as `\uXXXX`, UTF-16 units (an astral character as its surrogate pair), as Python's `ensure_ascii`. */
 function asciiOnly(json: string): string {
-  return json.replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return json.replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 function sortKeys(value: unknown): unknown {
@@ -170,7 +170,8 @@ export const lithicAsaRoutes: FastifyPluginAsync<LithicAsaRouteOptions> = async 
       if (asa && !standard) {
         const created = Date.parse(asa.created);
         const fresh = Number.isFinite(created) && Math.abs(clock.now().getTime() - created) <= maxAgeMs;
-        if (!fresh && !(await known(asa.token))) {
+        // A lookup that fails counts the transaction as never seen: the stale request is refused, as it would be.
+        if (!fresh && !(await known(asa.token).catch(() => false))) {
           return reply.code(401).send({ error: 'Stale request: created too far from now' });
         }
       }

@@ -37,6 +37,9 @@ export function createAdminService(deps: CoreDeps) {
      * pending grace by default), asking a provider that remembers (Lithic) what became of them first.
      */
     recoverInterrupted: (graceMs?: number) => pending.recover(graceMs),
+
+    /** `recoverInterrupted` without asking the provider: what it must be asked about waits for the housekeeping. */
+    recoverUnasked: () => pending.recoverUnasked(),
   };
 }
 

@@ -120,7 +120,18 @@ export function createPendingOperations(
     recoverStale: (trx: Executor, userId: string, now: Date) =>
       recoverStale(deps.inFlight, trx, userId, now, (kind) => providerIsAsked(provider, kind)),
     /** Settles what a crash left pending, asking the provider first where it can tell (`askProviderFirst`). */
-    recover: (graceMs?: number, ask = asked): Promise<RecoveredOperation[]> => recover(deps, graceMs, ask, complete),
+    recover: (graceMs?: number): Promise<RecoveredOperation[]> => recover(deps, { graceMs, ask: asked }, complete),
+    /**
+     * Settles only what needs no asking (the start of any process, the admin command line's too, which must
+     * not wait on the provider): what the provider must be asked about is left to the housekeeping.
+     */
+    recoverUnasked: (): Promise<RecoveredOperation[]> => recover(deps, { skip: (kind) => providerIsAsked(provider, kind) }, complete),
+    /**
+     * `recover` for one card's operations, before a new closure of it, when the provider is asked about closures
+     * (one a crash left waiting is settled first); else nothing: the closure's `recoverStale` releases it.
+     */
+    recoverCard: async (cardId: string): Promise<RecoveredOperation[]> =>
+      providerIsAsked(provider, 'close') ? recover(deps, { ask: asked, cardId }, complete) : [],
   };
   return operations;
 }
@@ -329,18 +340,22 @@ async function recoverStale(
  */
 async function recover(
   deps: PendingDeps,
-  graceMs = PENDING_GRACE_MS,
-  ask: ((op: PendingOperationRow) => Promise<PendingVerdict>) | undefined,
+  scope: {
+    graceMs?: number | undefined;
+    ask?: ((op: PendingOperationRow) => Promise<PendingVerdict>) | undefined;
+    /** Only this card's operations. */
+    cardId?: string;
+    /** Kinds left pending (those the provider must be asked about, when not asking). */
+    skip?: (kind: PendingKind) => boolean;
+  },
   complete: (trx: Executor, op: PendingOperationRow, at: string, issued?: IssuedCard) => Promise<void>,
 ): Promise<RecoveredOperation[]> {
+  const { ask, cardId, skip } = scope;
   const now = deps.clock.now();
-  const before = new Date(now.getTime() - graceMs).toISOString();
-  const stale = await deps.db
-    .selectFrom('pending_operations')
-    .selectAll()
-    .where('created_at', '<=', before)
-    .orderBy('created_at')
-    .execute();
+  const before = new Date(now.getTime() - (scope.graceMs ?? PENDING_GRACE_MS)).toISOString();
+  let query = deps.db.selectFrom('pending_operations').selectAll().where('created_at', '<=', before);
+  if (cardId !== undefined) query = query.where('card_id', '=', cardId);
+  const stale = (await query.orderBy('created_at').execute()).filter((op) => !skip?.(op.kind));
   const recovered: RecoveredOperation[] = [];
   for (const op of stale) {
     const verdict = ask === undefined ? 'release' : await ask(op);

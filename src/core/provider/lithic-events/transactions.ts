@@ -156,10 +156,16 @@ async function ensureHold(
   return decision.approved ? null : `approved by the network, declined by us (${decision.declineCode}): to be settled by the operator`;
 }
 
-/** The clearing: every increment for what it held, the first hold for the rest (released when nothing is left). */
+/**
+ * The clearing: every increment for what it held, the first hold for the rest (released when nothing is left).
+ * With every hold released already (reversed or expired: merchants clear late), the first one is cleared late,
+ * from the card's balance, or noted for the operator when that does not cover it.
+ */
 async function settle(deps: TransactionDeps, transactionToken: string, cleared: number): Promise<string | null> {
-  const holds = (await holdsOf(deps.db, transactionToken)).filter((hold) => hold.status === 'pending' || hold.status === 'cleared');
-  const [first, ...increments] = holds;
+  const all = await holdsOf(deps.db, transactionToken);
+  const holds = all.filter((hold) => hold.status === 'pending' || hold.status === 'cleared');
+  const late = all.find((hold) => hold.status === 'voided' || hold.status === 'expired');
+  const [first, ...increments] = holds.length > 0 || late === undefined ? holds : [late];
   if (!first) return null;
   let rest = cleared;
   const notes: string[] = [];
@@ -191,9 +197,17 @@ async function adjustHold(
   transaction: LithicCardTransaction,
   event: LithicTransactionEvent,
 ): Promise<string | null> {
-  const pending = (await holdsOf(deps.db, transaction.token)).filter((hold) => hold.status === 'pending');
+  const holds = await holdsOf(deps.db, transaction.token);
+  const pending = holds.filter((hold) => hold.status === 'pending');
   if (pending.length === 0) return ensureHold(deps, transaction, event);
-  const held = pending.reduce((sum, hold) => sum + Number(hold.amount), 0);
+  // What was held when the advice came: what is held now and what this advice released already (applied in
+  // part before a crash, delivered again).
+  const released = await releasedUnder(
+    deps.db,
+    holds.map((hold) => hold.id),
+    event.token,
+  );
+  const held = pending.reduce((sum, hold) => sum + Number(hold.amount), 0) + released;
   const wanted = amountOf(event);
   if (wanted < held) return releaseSome(deps, transaction.token, held - wanted, event.token);
   if (wanted === held) return null;
