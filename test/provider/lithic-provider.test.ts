@@ -35,6 +35,8 @@ const skip = lithicOpenApiSkip();
 describe('Lithic provider', { skip }, () => {
   const seen: Seen[] = [];
   const cards = new Map<string, { token: string; state: string; memo: string; type: string; created: string }>();
+  /** The card each Idempotency-Key made. */
+  const byKey = new Map<string, string>();
   let stall = false;
   /** What the document finds wrong in the requests received: checked after each test. */
   const problems: string[] = [];
@@ -70,8 +72,14 @@ describe('Lithic provider', { skip }, () => {
     });
     const byToken = /^\/v1\/cards\/([^/]+)$/.exec(url.pathname);
     if (req.method === 'POST' && url.pathname === '/v1/cards') {
+      if (body.memo === 'Refused') return send(400, { message: 'Card program does not allow this card type' });
+      // As Lithic: the same Idempotency-Key answers with the card the first request made.
+      const key = req.headers['idempotency-key'];
+      const earlier = typeof key === 'string' ? byKey.get(key) : undefined;
+      if (earlier) return send(200, full(cards.get(earlier)!));
       const token = randomUUID();
       cards.set(token, { token, state: 'OPEN', memo: body.memo, type: body.type, created: new Date().toISOString() });
+      if (typeof key === 'string') byKey.set(key, token);
       return send(200, full(cards.get(token)!));
     }
     if (req.method === 'GET' && url.pathname === '/v1/cards') {
@@ -183,7 +191,7 @@ describe('Lithic provider', { skip }, () => {
   });
 
   /** A creation that crashes around Lithic's `POST /v1/cards`: after Lithic made the card (`made`), or before. */
-  async function creationCrashing(made: boolean, name: string) {
+  async function creationCrashing(made: boolean, name: string, type?: 'single_use') {
     const customer = await newCustomer(t, 100_000, name);
     const { bin, plan } = await catalogue(t);
     const walletBefore = (await t.core.walletBalance(customer.caller)).balance;
@@ -193,7 +201,7 @@ describe('Lithic provider', { skip }, () => {
       throw new Error('crash');
     };
     try {
-      await assert.rejects(t.core.createCard(customer.caller, { bin_id: bin.id, planId: plan.id, name }), /crash/);
+      await assert.rejects(t.core.createCard(customer.caller, { bin_id: bin.id, planId: plan.id, name, ...(type && { type }) }), /crash/);
     } finally {
       t.provider.issue = issue;
     }
@@ -213,17 +221,19 @@ describe('Lithic provider', { skip }, () => {
     // The cardholder's next creation does not settle it unasked (as it would a sandbox creation): it stays pending.
     await t.core.createCard(customer.caller, { bin_id: bin.id, planId: plan.id, name: 'Next one' });
     assert.equal((await pendingOf(t, 'create_card')).length, 1);
+    const pendingId = (await pendingOf(t, 'create_card'))[0]!.id;
     seen.length = 0;
     const recovered = await t.admin.recoverInterrupted();
     assert.deepEqual(
       recovered.map((r) => [r.kind, r.completed]),
       [['create_card', true]],
     );
+    // Asked by the same creation with the same Idempotency-Key: Lithic answers with the card it made.
     assert.deepEqual(
-      seen.map((s) => `${s.method} ${s.path}`),
-      ['GET /v1/cards', `GET /v1/cards/${made.token}`],
+      seen.map((s) => [s.method, s.path, s.headers['idempotency-key']]),
+      [['POST', '/v1/cards', pendingId]],
     );
-    assert.equal(seen[0]!.query.get('memo'), 'Crash test');
+    assert.equal([...cards.values()].filter((c) => c.memo === 'Crash test').length, 1, 'no second card');
     // The card is the cardholder's, active, Lithic's token its provider id; both fees taken; Lithic's card left open.
     const mine = (await t.core.listCards(customer.caller)).find((c) => c.name === 'Crash test')!;
     assert.equal(mine.status, 'active');
@@ -235,8 +245,34 @@ describe('Lithic provider', { skip }, () => {
     assert.deepEqual([ledger.differences, ledger.total], [[], 0]);
   });
 
-  test('a creation a crash left pending before Lithic made the card is released, the fee given back; unasked, it waits', async () => {
-    const { customer, walletBefore } = await creationCrashing(false, 'Never made');
+  test('two creations of the same name, one crashed before Lithic made its card and one after, each finish with its own', async () => {
+    const alice = await creationCrashing(false, 'Streaming');
+    const { customer: bob } = await creationCrashing(true, 'Streaming', 'single_use');
+    t.clock.advance(120_000);
+    const recovered = await t.admin.recoverInterrupted();
+    assert.deepEqual(
+      recovered.map((r) => [r.kind, r.completed]),
+      [
+        ['create_card', true],
+        ['create_card', true],
+      ],
+    );
+    const rows = await t.database.db
+      .selectFrom('cards')
+      .select(['user_id', 'type', 'status', 'provider_card_id'])
+      .where('name', '=', 'Streaming')
+      .execute();
+    const of = (userId: string) => rows.find((r) => r.user_id === userId)!;
+    const [a, b] = [of(alice.customer.caller.userId), of(bob.caller.userId)];
+    assert.notEqual(a.provider_card_id, b.provider_card_id);
+    assert.deepEqual(
+      [a.type, a.status, cards.get(a.provider_card_id)?.type, b.type, b.status, cards.get(b.provider_card_id)?.type],
+      ['multi_use', 'active', 'VIRTUAL', 'single_use', 'active', 'SINGLE_USE'],
+    );
+  });
+
+  test('a creation a crash left pending that Lithic refuses is released, the fee given back; Lithic unreachable, it waits', async () => {
+    const { customer, walletBefore } = await creationCrashing(false, 'Refused');
     t.clock.advance(120_000);
     stall = true;
     try {
@@ -305,6 +341,12 @@ describe('Lithic provider', { skip }, () => {
   test('closing the card again settles a closure a crash left waiting first, asking Lithic: already closed', async () => {
     const { customer, card, walletBefore } = await closureCrashing(true, 'Closed twice');
     t.clock.advance(16 * 60_000);
+    // Someone else's close of it asks Lithic nothing and settles nothing.
+    const mallory = await newCustomer(t, 100, 'Mallory');
+    seen.length = 0;
+    await assert.rejects(t.core.close(mallory.caller, card.id), { message: 'Card not found or access denied' });
+    assert.equal(seen.length, 0);
+    assert.equal((await pendingOf(t, 'close')).length, 1);
     await assert.rejects(t.core.close(customer.caller, card.id), { message: 'Card is already closed' });
     assert.equal((await t.core.getCard(customer.caller, card.id)).status, 'closed');
     assert.equal((await t.core.walletBalance(customer.caller)).balance, walletBefore + 2_500);
@@ -466,7 +508,7 @@ describe('Lithic settings', () => {
 });
 
 describe('Lithic client', () => {
-  test('a base URL with a path of its own (a proxy) keeps it: /lithic/v1/cards, not /v1/cards', async () => {
+  test('a base URL with a path of its own (a proxy) keeps it: /lithic/v1/cards/…, not /v1/cards/…', async () => {
     const asked: string[] = [];
     const client = new LithicClient({
       apiKey: 'k',
@@ -474,10 +516,11 @@ describe('Lithic client', () => {
       timeoutMs: 1_000,
       fetch: async (url) => {
         asked.push(String(url));
-        return new Response(JSON.stringify({ data: [], has_more: false }), { headers: { 'content-type': 'application/json' } });
+        const card = { token: 'card-1', last_four: '4142', state: 'OPEN', type: 'VIRTUAL' };
+        return new Response(JSON.stringify(card), { headers: { 'content-type': 'application/json' } });
       },
     });
-    await new LithicCardProvider(client).issuedFor({ reference: 'r', name: 'N', at: '2026-03-01T12:00:00.000Z' });
-    assert.equal(new URL(asked[0]!).pathname, '/lithic/v1/cards');
+    await new LithicCardProvider(client).stateOf('card-1');
+    assert.equal(new URL(asked[0]!).pathname, '/lithic/v1/cards/card-1');
   });
 });

@@ -34,7 +34,7 @@ export async function close(deps: ClosureDeps, caller: Caller, cardId: string, o
   const { db, clock, provider, pending, money } = deps;
   // A closure of this card a crash left waiting is settled first (Lithic asked what became of it): the card is
   // then closed already, or its balance back on it for this closure to take.
-  await pending.recoverCard(cardId);
+  await pending.recoverCard(cardId, caller.userId);
   const now = clock.now();
   const operationId = newRecordId();
   let hold: ClosureHold;

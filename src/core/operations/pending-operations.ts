@@ -60,6 +60,8 @@ export interface RecoveredOperation {
   createdAt: string;
   /** Finished, as the provider showed it done (a closure closed, a creation's card made), not settled as failed. */
   completed?: true;
+  /** Not settled: why (it stays pending for the next recovery; the others are settled all the same). */
+  failed?: string;
 }
 
 /**
@@ -130,8 +132,8 @@ export function createPendingOperations(
      * `recover` for one card's operations, before a new closure of it, when the provider is asked about closures
      * (one a crash left waiting is settled first); else nothing: the closure's `recoverStale` releases it.
      */
-    recoverCard: async (cardId: string): Promise<RecoveredOperation[]> =>
-      providerIsAsked(provider, 'close') ? recover(deps, { ask: asked, cardId }, complete) : [],
+    recoverCard: async (cardId: string, userId: string): Promise<RecoveredOperation[]> =>
+      providerIsAsked(provider, 'close') ? recover(deps, { ask: asked, cardId, userId }, complete) : [],
   };
   return operations;
 }
@@ -336,48 +338,66 @@ async function recoverStale(
  * returned, cooldown attempts forgotten, cards left as they were. A provider that remembers is asked
  * first (`ask`): one it cannot answer for waits; one it did (`done`) is finished by `complete`. Each row
  * is taken by a conditional delete, so recoveries running at once in several processes settle each
- * operation once.
+ * operation once. One that fails (an adopted card refused by the database, a retired card-data key) stays
+ * pending, listed with why (`failed`), and holds none of the others back.
  */
 async function recover(
   deps: PendingDeps,
   scope: {
     graceMs?: number | undefined;
     ask?: ((op: PendingOperationRow) => Promise<PendingVerdict>) | undefined;
-    /** Only this card's operations. */
+    /** Only this card's operations, of this user. */
     cardId?: string;
+    userId?: string;
     /** Kinds left pending (those the provider must be asked about, when not asking). */
     skip?: (kind: PendingKind) => boolean;
   },
   complete: (trx: Executor, op: PendingOperationRow, at: string, issued?: IssuedCard) => Promise<void>,
 ): Promise<RecoveredOperation[]> {
-  const { ask, cardId, skip } = scope;
+  const { ask, cardId, userId, skip } = scope;
   const now = deps.clock.now();
   const before = new Date(now.getTime() - (scope.graceMs ?? PENDING_GRACE_MS)).toISOString();
   let query = deps.db.selectFrom('pending_operations').selectAll().where('created_at', '<=', before);
   if (cardId !== undefined) query = query.where('card_id', '=', cardId);
+  if (userId !== undefined) query = query.where('user_id', '=', userId);
   const stale = (await query.orderBy('created_at').execute()).filter((op) => !skip?.(op.kind));
   const recovered: RecoveredOperation[] = [];
   for (const op of stale) {
-    const verdict = ask === undefined ? 'release' : await ask(op);
-    if (verdict === 'wait') continue;
-    const { id } = op;
-    const at = now.toISOString();
-    const taken = await deps.db.transaction().execute(async (trx) => {
-      if (verdict === 'release') return recoverIn(deps.inFlight, trx, (q) => q.where('id', '=', id), at);
-      const row = await take(trx, id);
-      if (row) await complete(trx, row, at, verdict === 'done' ? undefined : verdict.issued);
-      return row ? [row] : [];
-    });
-    for (const op of taken)
-      recovered.push({
-        id: op.id,
-        kind: op.kind,
-        amount: Number(op.amount),
-        createdAt: op.created_at,
-        ...(verdict === 'release' ? {} : { completed: true }),
-      });
+    try {
+      recovered.push(...(await recoverOne(deps, op, ask, complete, now)));
+    } catch (error) {
+      const why = error instanceof Error ? error.message : String(error);
+      recovered.push({ id: op.id, kind: op.kind, amount: Number(op.amount), createdAt: op.created_at, failed: why });
+    }
   }
   return recovered;
+}
+
+/** One operation of `recover`: the provider asked (when it can tell), then the operation settled or finished. */
+async function recoverOne(
+  deps: PendingDeps,
+  op: PendingOperationRow,
+  ask: ((op: PendingOperationRow) => Promise<PendingVerdict>) | undefined,
+  complete: (trx: Executor, op: PendingOperationRow, at: string, issued?: IssuedCard) => Promise<void>,
+  now: Date,
+): Promise<RecoveredOperation[]> {
+  const verdict = ask === undefined ? 'release' : await ask(op);
+  if (verdict === 'wait') return [];
+  const { id } = op;
+  const at = now.toISOString();
+  const taken = await deps.db.transaction().execute(async (trx) => {
+    if (verdict === 'release') return recoverIn(deps.inFlight, trx, (q) => q.where('id', '=', id), at);
+    const row = await take(trx, id);
+    if (row) await complete(trx, row, at, verdict === 'done' ? undefined : verdict.issued);
+    return row ? [row] : [];
+  });
+  return taken.map((row) => ({
+    id: row.id,
+    kind: row.kind,
+    amount: Number(row.amount),
+    createdAt: row.created_at,
+    ...(verdict === 'release' ? {} : { completed: true as const }),
+  }));
 }
 
 /** Settles as interrupted the operations `stale` selects, each taken by a conditional delete. */

@@ -1,5 +1,5 @@
 import type { Db, Executor, PendingOperationRow } from '../../db/schema.js';
-import type { CardProvider, IssuedCard } from '../provider/provider.js';
+import { type CardProvider, type IssuedCard, ProviderError } from '../provider/provider.js';
 import { postJournal, type PostedJournal } from '../ledger/ledger.js';
 import type { Cents } from '../ledger/money.js';
 import { lockedCardStatus } from './card-queries.js';
@@ -17,24 +17,24 @@ export type PendingVerdict = 'release' | 'wait' | 'done' | { issued: IssuedCard 
 
 /**
  * Whether the recovery must ask the provider about an operation of this kind before settling it: a
- * creation when it can tell which cards it issued (`issuedFor`), a closure when it can tell a card's state
- * (`stateOf`). Such operations are left to the recovery that asks (at the start and in the housekeeping),
- * not settled by a cardholder's next operation (`recoverStale`).
+ * creation when the provider's issue can be repeated (`reissue`), a closure when it can tell a card's state
+ * (`stateOf`). Such operations are left to the recovery that asks (the housekeeping's, and a new closure's
+ * of the same card), not settled by a cardholder's next operation (`recoverStale`).
  */
 export function providerIsAsked(provider: CardProvider | undefined, kind: PendingOperationRow['kind']): boolean {
-  if (kind === 'create_card') return provider?.issuedFor !== undefined && provider.issuedCard !== undefined;
+  if (kind === 'create_card') return provider?.reissue !== undefined;
   if (kind === 'close') return provider?.stateOf !== undefined;
   return false;
 }
 
 /**
  * Asks a provider that can tell what became of an operation a crash left pending, before the recovery
- * settles it. A creation: when the provider made a card for it (none of ours pointing to it), the creation is
- * finished with that card (`{ issued }`; any further such card is terminated there); when it made none, the
- * creation is released. A closure: done when the provider shows the card closed (the balance to the wallet,
- * the card closed), released when it does not. A provider that cannot be asked now leaves the operation
- * pending. Other operations, and providers that keep nothing across a restart (the sandbox), are released as
- * they are.
+ * settles it. A creation: the issue is repeated with the same reference (its idempotency key), so the
+ * provider answers with the card the first one made, or makes it now: the creation is finished with that
+ * card (`{ issued }`); refused, it is released. A closure: done when the provider shows the card closed (the
+ * balance to the wallet, the card closed), released when it does not. A provider that cannot be reached now
+ * leaves the operation pending. Other operations, and providers that keep nothing across a restart (the
+ * sandbox), are released as they are.
  */
 export async function askProviderFirst(db: Db, provider: CardProvider, op: PendingOperationRow): Promise<PendingVerdict> {
   if (!providerIsAsked(provider, op.kind)) return 'release';
@@ -42,23 +42,15 @@ export async function askProviderFirst(db: Db, provider: CardProvider, op: Pendi
     const card = await db
       .selectFrom('cards')
       .innerJoin('bins', 'bins.id', 'cards.bin_id')
-      .select(['cards.name', 'cards.provider_card_id', 'bins.country'])
+      .select(['cards.name', 'cards.type', 'cards.provider_card_id', 'bins.bin', 'bins.country'])
       .where('cards.id', '=', op.card_id)
       .executeTakeFirst();
-    if (op.kind === 'close') {
-      if (!card?.provider_card_id) return 'release';
-      return (await provider.stateOf!(card.provider_card_id)) === 'closed' ? 'done' : 'release';
-    }
     if (!card) return 'release';
-    const issued = await provider.issuedFor!({ reference: op.card_id, name: card.name, at: op.created_at });
-    const known =
-      issued.length === 0 ? [] : await db.selectFrom('cards').select('provider_card_id').where('provider_card_id', 'in', issued).execute();
-    const [made, ...more] = issued.filter((id) => !known.some((k) => k.provider_card_id === id));
-    if (made === undefined) return 'release';
-    for (const id of more) await provider.terminate(id);
-    return { issued: await provider.issuedCard!(made, card.country) };
-  } catch {
-    return 'wait';
+    if (op.kind === 'close') return (await provider.stateOf!(card.provider_card_id)) === 'closed' ? 'done' : 'release';
+    const request = { bin: card.bin, country: card.country, name: card.name, type: card.type, reference: op.card_id };
+    return { issued: await provider.reissue!(request) };
+  } catch (error) {
+    return error instanceof ProviderError && error.refused ? 'release' : 'wait';
   }
 }
 

@@ -94,13 +94,11 @@ export function withTimeout(provider: CardProvider, { timeoutMs, onLateSuccess }
     ...(provider.readDetails === undefined
       ? {}
       : { readDetails: (id) => timed((signal) => provider.readDetails!(id, { signal }), nothingToReport) }),
-    ...(provider.issuedFor === undefined
-      ? {}
-      : { issuedFor: (pending) => timed((signal) => provider.issuedFor!(pending, { signal }), nothingToReport) }),
-    ...(provider.issuedCard === undefined
-      ? {}
-      : { issuedCard: (id, country) => timed((signal) => provider.issuedCard!(id, country, { signal }), nothingToReport) }),
     ...(provider.stateOf === undefined ? {} : { stateOf: (id) => timed((signal) => provider.stateOf!(id, { signal }), nothingToReport) }),
+    // A repeated issue answered late is the card the creation already has: nothing to reconcile.
+    ...(provider.reissue === undefined
+      ? {}
+      : { reissue: (request) => timed((signal) => provider.reissue!(request, { signal }), nothingToReport) }),
   };
 }
 

@@ -50,21 +50,17 @@ export interface IssueRequest {
   name: string;
   /** `multi_use` unless set. */
   type?: CardType;
-  /** The core's id of the card being created: the provider's idempotency key, and how `issuedFor` finds it again. */
+  /** The core's id of the card being created: the provider's idempotency key (`reissue`). */
   reference?: string;
-}
-
-/** A creation a crash left pending, as `issuedFor` is asked about it. */
-export interface PendingIssue {
-  reference: string;
-  name: string;
-  /** When the creation was recorded (ISO 8601). */
-  at: string;
 }
 
 /** Raised by a provider that refused or failed; its message is shown to the user. */
 export class ProviderError extends Error {
   override readonly name = 'ProviderError';
+  /** Whether the provider answered with a refusal (asked again, it would refuse again), not a failure to answer. */
+  get refused(): boolean {
+    return false;
+  }
 }
 
 /**
@@ -89,15 +85,11 @@ export interface CardProvider {
   /** A provider that keeps cards' numbers (`IssuedCard.keptByProvider`) reads them here, each time they are asked for. */
   readDetails?(providerCardId: string, options?: ProviderCallOptions): Promise<ProviderCardDetails>;
   /**
-   * A provider that can say what became of an issue a crash left pending: the ids of the cards it issued for
-   * it (none when it did not). The recovery asks before it settles such a creation (`recover`).
+   * A provider whose issue is idempotent by its `reference` (Lithic's `Idempotency-Key`): the same issue again
+   * answers with the card the first one made, or makes it now. The recovery finishes a creation a crash left
+   * pending with it (`askProviderFirst`); a refusal (`ProviderError.refused`) releases the creation.
    */
-  issuedFor?(pending: PendingIssue, options?: ProviderCallOptions): Promise<string[]>;
-  /**
-   * With `issuedFor`: one of those cards as `issue` would have given it (the recovery finishes the creation
-   * with it), `country` the BIN's, as the issue asked.
-   */
-  issuedCard?(providerCardId: string, country: string, options?: ProviderCallOptions): Promise<IssuedCard>;
+  reissue?(request: IssueRequest, options?: ProviderCallOptions): Promise<IssuedCard>;
   /**
    * A provider that keeps its cards' states: the card's, as the provider has it. The recovery asks it what
    * became of a closure a crash left pending (`askProviderFirst`).

@@ -36,6 +36,11 @@ export class LithicApiError extends ProviderError {
   ) {
     super(message);
   }
+
+  /** A 4XX other than those worth another attempt (`RETRIED_STATUSES`): Lithic refused. */
+  override get refused(): boolean {
+    return this.status >= 400 && this.status < 500 && !RETRIED_STATUSES.has(this.status);
+  }
 }
 
 /** Statuses worth another attempt, when the call is safe to repeat: too many requests, and the server's failures. */

@@ -6,7 +6,6 @@ import {
   type IssuedCard,
   type IssueRequest,
   KEPT_BY_PROVIDER,
-  type PendingIssue,
   type ProviderCallOptions,
   type ProviderCardState,
   type ProviderCardDetails,
@@ -30,18 +29,12 @@ export const lithicCard = z.object({
 });
 export type LithicCard = z.infer<typeof lithicCard>;
 
-const cardList = z.object({ data: z.array(lithicCard), has_more: z.boolean() });
-
 /** Our card types as Lithic's: a multi-use card is Lithic's `VIRTUAL`. */
 export const LITHIC_CARD_TYPES = {
   multi_use: 'VIRTUAL',
   single_use: 'SINGLE_USE',
   merchant_locked: 'MERCHANT_LOCKED',
 } as const satisfies Record<CardType, string>;
-
-/** How far around a pending creation's time `issuedFor` looks for the card Lithic may have made for it. */
-const ISSUE_WINDOW_BEFORE_MS = 60_000;
-const ISSUE_WINDOW_AFTER_MS = 10 * 60_000;
 
 /**
  * Cards issued by Lithic (docs/lithic.md). The card's provider id is Lithic's card token; its number and code
@@ -59,7 +52,11 @@ export class LithicCardProvider implements CardProvider {
 
   /** `POST /v1/cards`, the nickname as its memo, the core's id for the card as the `Idempotency-Key` (so it may be repeated). */
   async issue(request: IssueRequest, options: ProviderCallOptions = {}): Promise<IssuedCard> {
-    const card = await this.#client.request({
+    return issuedOf(await this.#post(request, options), request.country);
+  }
+
+  #post(request: IssueRequest, options: ProviderCallOptions): Promise<LithicCard> {
+    return this.#client.request({
       method: 'POST',
       path: '/v1/cards',
       body: { type: LITHIC_CARD_TYPES[request.type ?? 'multi_use'], memo: request.name, state: 'OPEN' },
@@ -67,12 +64,16 @@ export class LithicCardProvider implements CardProvider {
       signal: options.signal,
       answer: lithicCard,
     });
-    return issuedOf(card, request.country);
   }
 
-  /** `GET /v1/cards/{card_token}`: a card Lithic made for a creation a crash left pending, as `issue` gives it. */
-  async issuedCard(providerCardId: string, country: string, options: ProviderCallOptions = {}): Promise<IssuedCard> {
-    return issuedOf(await this.#card(providerCardId, options), country);
+  /**
+   * The creation again, with the same `Idempotency-Key` (the card's id): Lithic answers with the card the first
+   * `POST /v1/cards` made, or makes it now. A card Lithic has closed meanwhile is refused: the creation is released.
+   */
+  async reissue(request: IssueRequest, options: ProviderCallOptions = {}): Promise<IssuedCard> {
+    const card = await this.#post(request, options);
+    if (card.state === 'CLOSED') throw new LithicApiError(410, 'Lithic closed the card made for this creation');
+    return issuedOf(card, request.country);
   }
 
   freeze(providerCardId: string, options?: ProviderCallOptions): Promise<void> {
@@ -108,34 +109,6 @@ export class LithicCardProvider implements CardProvider {
       throw new ProviderError("Lithic does not show this API key the card's number (ask Lithic for PCI access)");
     }
     return { pan: card.pan, cvv: card.cvv, exp: expiryOf(card) };
-  }
-
-  /**
-   * The cards Lithic made for a creation a crash left pending: `GET /v1/cards` with its memo, around the
-   * time it was recorded (Lithic's memo search is partial: the memo must match whole).
-   */
-  async issuedFor(pending: PendingIssue, options: ProviderCallOptions = {}): Promise<string[]> {
-    const at = Date.parse(pending.at);
-    const found: string[] = [];
-    let startingAfter: string | undefined;
-    do {
-      const page = await this.#client.request({
-        method: 'GET',
-        path: '/v1/cards',
-        query: {
-          memo: pending.name,
-          begin: new Date(at - ISSUE_WINDOW_BEFORE_MS).toISOString(),
-          end: new Date(at + ISSUE_WINDOW_AFTER_MS).toISOString(),
-          page_size: 100,
-          starting_after: startingAfter,
-        },
-        signal: options.signal,
-        answer: cardList,
-      });
-      for (const card of page.data) if (card.memo === pending.name && card.state !== 'CLOSED') found.push(card.token);
-      startingAfter = page.has_more ? page.data.at(-1)?.token : undefined;
-    } while (startingAfter !== undefined);
-    return found;
   }
 
   /** `GET /v1/cards/{card_token}`: Lithic's `state`, a card not yet usable (`PENDING_*`) counted open. */
