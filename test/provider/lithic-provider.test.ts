@@ -190,21 +190,29 @@ describe('Lithic provider', { skip }, () => {
     }
   });
 
+  /** Runs `operation`, the provider's `method` crashing the process after Lithic acted (`acted`), or before it. */
+  async function crashing(method: 'issue' | 'terminate', acted: boolean, operation: () => Promise<unknown>) {
+    const provider = t.provider as unknown as Record<typeof method, (...args: unknown[]) => Promise<unknown>>;
+    const original = provider[method].bind(t.provider);
+    provider[method] = async (...args) => {
+      if (acted) await original(...args);
+      throw new Error('crash');
+    };
+    try {
+      await assert.rejects(operation(), /crash/);
+    } finally {
+      provider[method] = original;
+    }
+  }
+
   /** A creation that crashes around Lithic's `POST /v1/cards`: after Lithic made the card (`made`), or before. */
   async function creationCrashing(made: boolean, name: string, type?: 'single_use') {
     const customer = await newCustomer(t, 100_000, name);
     const { bin, plan } = await catalogue(t);
     const walletBefore = (await t.core.walletBalance(customer.caller)).balance;
-    const issue = t.provider.issue.bind(t.provider);
-    t.provider.issue = async (request, options) => {
-      if (made) await issue(request, options);
-      throw new Error('crash');
-    };
-    try {
-      await assert.rejects(t.core.createCard(customer.caller, { bin_id: bin.id, planId: plan.id, name, ...(type && { type }) }), /crash/);
-    } finally {
-      t.provider.issue = issue;
-    }
+    await crashing('issue', made, () =>
+      t.core.createCard(customer.caller, { bin_id: bin.id, planId: plan.id, name, ...(type && { type }) }),
+    );
     const fee = walletBefore - (await t.core.walletBalance(customer.caller)).balance; // held while it is pending
     assert.ok(fee > 0);
     return { customer, bin, plan, walletBefore, fee };
@@ -297,16 +305,7 @@ describe('Lithic provider', { skip }, () => {
     t.clock.advance(3_600_000);
     await t.core.topup(customer.caller, card.id, { amount: 2_500 });
     const walletBefore = (await t.core.walletBalance(customer.caller)).balance;
-    const terminate = t.provider.terminate.bind(t.provider);
-    t.provider.terminate = async (id, options) => {
-      if (acted) await terminate(id, options);
-      throw new Error('crash');
-    };
-    try {
-      await assert.rejects(t.core.close(customer.caller, card.id), /crash/);
-    } finally {
-      t.provider.terminate = terminate;
-    }
+    await crashing('terminate', acted, () => t.core.close(customer.caller, card.id));
     const token = [...cards.values()].find((c) => c.memo === name)!.token;
     return { customer, card, walletBefore, token, bin, plan };
   }
