@@ -37,9 +37,12 @@ export class LithicApiError extends ProviderError {
     super(message);
   }
 
-  /** A 4XX other than those worth another attempt (`RETRIED_STATUSES`): Lithic refused. */
+  /**
+   * A 4XX about the request itself: Lithic refused it, and would again. Not one worth another attempt
+   * (`RETRIED_STATUSES`), nor a key refused (401, 403: a key rotated or revoked says nothing about the request).
+   */
   override get refused(): boolean {
-    return this.status >= 400 && this.status < 500 && !RETRIED_STATUSES.has(this.status);
+    return this.status >= 400 && this.status < 500 && this.status !== 401 && this.status !== 403 && !RETRIED_STATUSES.has(this.status);
   }
 }
 
