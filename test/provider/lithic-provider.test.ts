@@ -507,6 +507,12 @@ describe('Lithic settings', () => {
 });
 
 describe('Lithic client', () => {
+  test('a refusal is a 4XX about the request: not a refused key, nor one worth another attempt', async () => {
+    const { LithicApiError } = await import('../../src/core/provider/lithic/lithic-client.js');
+    const refused = [400, 401, 403, 404, 409, 410, 422, 429, 500, 503].filter((status) => new LithicApiError(status, 'x').refused);
+    assert.deepEqual(refused, [400, 404, 410, 422]);
+  });
+
   test('a base URL with a path of its own (a proxy) keeps it: /lithic/v1/cards/…, not /v1/cards/…', async () => {
     const asked: string[] = [];
     const client = new LithicClient({
