@@ -35,8 +35,8 @@ const skip = lithicOpenApiSkip();
 describe('Lithic provider', { skip }, () => {
   const seen: Seen[] = [];
   const cards = new Map<string, { token: string; state: string; memo: string; type: string; created: string }>();
-  /** The card each Idempotency-Key made. */
-  const byKey = new Map<string, string>();
+  /** The answer each Idempotency-Key got first. */
+  const byKey = new Map<string, unknown>();
   let stall = false;
   /** What the document finds wrong in the requests received: checked after each test. */
   const problems: string[] = [];
@@ -73,14 +73,15 @@ describe('Lithic provider', { skip }, () => {
     const byToken = /^\/v1\/cards\/([^/]+)$/.exec(url.pathname);
     if (req.method === 'POST' && url.pathname === '/v1/cards') {
       if (body.memo === 'Refused') return send(400, { message: 'Card program does not allow this card type' });
-      // As Lithic: the same Idempotency-Key answers with the card the first request made.
+      // As Lithic: the same Idempotency-Key answers with the first request's answer, as it was then.
       const key = req.headers['idempotency-key'];
       const earlier = typeof key === 'string' ? byKey.get(key) : undefined;
-      if (earlier) return send(200, full(cards.get(earlier)!));
+      if (earlier) return send(200, earlier);
       const token = randomUUID();
       cards.set(token, { token, state: 'OPEN', memo: body.memo, type: body.type, created: new Date().toISOString() });
-      if (typeof key === 'string') byKey.set(key, token);
-      return send(200, full(cards.get(token)!));
+      const answer = full(cards.get(token)!);
+      if (typeof key === 'string') byKey.set(key, structuredClone(answer));
+      return send(200, answer);
     }
     if (req.method === 'GET' && url.pathname === '/v1/cards') {
       const data = [...cards.values()].filter((c) => c.memo.includes(url.searchParams.get('memo') ?? '')).map(full);
@@ -236,10 +237,14 @@ describe('Lithic provider', { skip }, () => {
       recovered.map((r) => [r.kind, r.completed]),
       [['create_card', true]],
     );
-    // Asked by the same creation with the same Idempotency-Key: Lithic answers with the card it made.
+    // Asked by the same creation with the same Idempotency-Key: Lithic answers with the card it made (as it was
+    // then), and the card is read for its state now.
     assert.deepEqual(
       seen.map((s) => [s.method, s.path, s.headers['idempotency-key']]),
-      [['POST', '/v1/cards', pendingId]],
+      [
+        ['POST', '/v1/cards', pendingId],
+        ['GET', `/v1/cards/${made.token}`, undefined],
+      ],
     );
     assert.equal([...cards.values()].filter((c) => c.memo === 'Crash test').length, 1, 'no second card');
     // The card is the cardholder's, active, Lithic's token its provider id; both fees taken; Lithic's card left open.
@@ -251,6 +256,28 @@ describe('Lithic provider', { skip }, () => {
     assert.equal((await t.core.walletBalance(customer.caller)).balance, walletBefore - 2 * fee);
     const ledger = await t.admin.checkLedger();
     assert.deepEqual([ledger.differences, ledger.total], [[], 0]);
+  });
+
+  test('a creation whose card was closed at Lithic since is released, not taken; one older than a day is released unasked', async () => {
+    const closed = await creationCrashing(true, 'Closed since');
+    [...cards.values()].find((c) => c.memo === 'Closed since')!.state = 'CLOSED';
+    t.clock.advance(120_000);
+    assert.deepEqual(
+      (await t.admin.recoverInterrupted()).map((r) => [r.kind, r.completed]),
+      [['create_card', undefined]],
+    );
+    assert.deepEqual(await t.core.listCards(closed.customer.caller), []);
+    assert.equal((await t.core.walletBalance(closed.customer.caller)).balance, closed.walletBefore);
+
+    const old = await creationCrashing(false, 'A day old');
+    t.clock.advance(24 * 3_600_000);
+    seen.length = 0;
+    assert.deepEqual(
+      (await t.admin.recoverInterrupted()).map((r) => [r.kind, r.completed]),
+      [['create_card', undefined]],
+    );
+    assert.equal(seen.length, 0, 'past the key: Lithic is not asked, so no second card is made');
+    assert.equal((await t.core.walletBalance(old.customer.caller)).balance, old.walletBefore);
   });
 
   test('two creations of the same name, one crashed before Lithic made its card and one after, each finish with its own', async () => {

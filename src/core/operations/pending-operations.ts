@@ -96,7 +96,7 @@ export function createPendingOperations(
 ) {
   const deps: PendingDeps = { db, clock, inFlight: (ex) => systemAccounts(ex, SYSTEM_ACCOUNTS.inFlight) };
   const provider = recovery?.provider;
-  const asked = provider && ((op: PendingOperationRow) => askProviderFirst(db, provider, op));
+  const asked = provider && ((op: PendingOperationRow) => askProviderFirst(db, provider, op, clock.now()));
   const complete = (trx: Executor, op: PendingOperationRow, at: string, issued?: IssuedCard) => {
     if (op.kind === 'close') return completeInterruptedClosure(operations, trx, op, at);
     if (op.kind === 'create_card' && issued && recovery) {

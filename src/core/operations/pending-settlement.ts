@@ -28,16 +28,26 @@ export function providerIsAsked(provider: CardProvider | undefined, kind: Pendin
 }
 
 /**
+ * How long after a creation its issue may be repeated: within a day, the time Lithic keeps an `Idempotency-Key`'s
+ * answer (docs.lithic.com, idempotent requests), less an hour.
+ */
+export const REISSUE_WITHIN_MS = 23 * 3_600_000;
+
+/**
  * Asks a provider that can tell what became of an operation a crash left pending, before the recovery
  * settles it. A creation: the issue is repeated with the same reference (its idempotency key), so the
  * provider answers with the card the first one made, or makes it now: the creation is finished with that
- * card (`{ issued }`); refused, it is released. A closure: done when the provider shows the card closed (the
+ * card (`{ issued }`); refused, or the card closed there since, it is released; older than the provider keeps
+ * the key (`REISSUE_WITHIN_MS`), it is released unasked. A closure: done when the provider shows the card closed (the
  * balance to the wallet, the card closed), released when it does not. A provider that cannot be reached now
  * leaves the operation pending. Other operations, and providers that keep nothing across a restart (the
  * sandbox), are released as they are.
  */
-export async function askProviderFirst(db: Db, provider: CardProvider, op: PendingOperationRow): Promise<PendingVerdict> {
+export async function askProviderFirst(db: Db, provider: CardProvider, op: PendingOperationRow, now: Date): Promise<PendingVerdict> {
   if (!providerIsAsked(provider, op.kind)) return 'release';
+  // Past the provider's memory of the key, a repeated issue would make a second card: released unasked (a card
+  // the first one made is then no card of ours, and an authorization on it is declined).
+  if (op.kind === 'create_card' && now.getTime() - Date.parse(op.created_at) > REISSUE_WITHIN_MS) return 'release';
   try {
     const card = await db
       .selectFrom('cards')
@@ -48,7 +58,11 @@ export async function askProviderFirst(db: Db, provider: CardProvider, op: Pendi
     if (!card) return 'release';
     if (op.kind === 'close') return (await provider.stateOf!(card.provider_card_id)) === 'closed' ? 'done' : 'release';
     const request = { bin: card.bin, country: card.country, name: card.name, type: card.type, reference: op.card_id };
-    return { issued: await provider.reissue!(request) };
+    const issued = await provider.reissue!(request);
+    // The repeated answer is the first one, as it was then: a card closed at the provider since is not taken.
+    if (issued.providerCardId !== null && provider.stateOf && (await provider.stateOf(issued.providerCardId)) === 'closed')
+      return 'release';
+    return { issued };
   } catch (error) {
     return error instanceof ProviderError && error.refused ? 'release' : 'wait';
   }
