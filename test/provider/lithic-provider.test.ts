@@ -191,6 +191,16 @@ describe('Lithic provider', { skip }, () => {
     }
   });
 
+  /** The recovery with Lithic not answering: nothing settled, every operation left to the next run. */
+  async function waitsWhileLithicIsSilent() {
+    stall = true;
+    try {
+      assert.deepEqual(await t.admin.recoverInterrupted(), [], 'Lithic not answering: it waits');
+    } finally {
+      stall = false;
+    }
+  }
+
   /** Runs `operation`, the provider's `method` crashing the process after Lithic acted (`acted`), or before it. */
   async function crashing(method: 'issue' | 'terminate', acted: boolean, operation: () => Promise<unknown>) {
     const provider = t.provider as unknown as Record<typeof method, (...args: unknown[]) => Promise<unknown>>;
@@ -309,12 +319,7 @@ describe('Lithic provider', { skip }, () => {
   test('a creation a crash left pending that Lithic refuses is released, the fee given back; Lithic unreachable, it waits', async () => {
     const { customer, walletBefore } = await creationCrashing(false, 'Refused');
     t.clock.advance(120_000);
-    stall = true;
-    try {
-      assert.deepEqual(await t.admin.recoverInterrupted(), [], 'Lithic not answering: it waits');
-    } finally {
-      stall = false;
-    }
+    await waitsWhileLithicIsSilent();
     const recovered = await t.admin.recoverInterrupted();
     assert.deepEqual(
       recovered.map((r) => [r.kind, r.completed]),
@@ -383,12 +388,7 @@ describe('Lithic provider', { skip }, () => {
     const { customer, card, token } = await closureCrashing(false, 'Still open');
     assert.equal(cards.get(token)!.state, 'OPEN');
     t.clock.advance(120_000);
-    stall = true;
-    try {
-      assert.deepEqual(await t.admin.recoverInterrupted(), [], 'Lithic not answering: it waits');
-    } finally {
-      stall = false;
-    }
+    await waitsWhileLithicIsSilent();
     assert.equal((await pendingOf(t, 'close')).length, 1);
     const recovered = await t.admin.recoverInterrupted();
     assert.deepEqual(
