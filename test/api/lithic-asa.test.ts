@@ -169,6 +169,20 @@ for (const dialect of dialects()) {
       assert.equal(await balanceOf(api), before);
     });
 
+    test("a hold adjustment (a fuel pump's $1 with amounts.hold $100) holds the larger amount, and declines what it cannot hold", async (ctx) => {
+      const api = await served(ctx, dialect);
+      const before = await balanceOf(api);
+      const pump = (hold: number) => {
+        const body = asaRequest({ cardToken: api.cardToken, amount: 100, created: api.t.clock.now(), mcc: '5542' });
+        const amounts = body.amounts as { hold: { amount: number } };
+        amounts.hold.amount = hold;
+        return api.post(LITHIC_ASA_PATH, JSON.stringify(body), { 'x-lithic-hmac': asaSignature(body) });
+      };
+      assert.equal((await pump(10_000)).body.result, 'APPROVED');
+      assert.equal(await balanceOf(api), before - 10_000);
+      assert.equal((await pump(before)).body.result, 'INSUFFICIENT_FUNDS', 'the rest of the balance cannot hold it');
+    });
+
     test('an incremental authorization (same transaction, another event token) is held on its own', async (ctx) => {
       const api = await served(ctx, dialect);
       const token = randomUUID();

@@ -31,7 +31,7 @@ export interface AsaRequest {
   status: 'AUTHORIZATION' | 'CREDIT_AUTHORIZATION' | 'FINANCIAL_AUTHORIZATION' | 'FINANCIAL_CREDIT_AUTHORIZATION' | 'BALANCE_INQUIRY';
   created: string;
   amount: number;
-  amounts?: { cardholder?: { amount: number; currency: string } };
+  amounts?: { cardholder?: { amount: number; currency: string }; hold?: { amount: number; currency: string } };
   cardholder_currency?: string;
   card: { token: string };
   merchant: LithicMerchant;
@@ -105,11 +105,18 @@ export async function knownTransaction(db: Db, transactionToken: string): Promis
 export const holdIdOf = (transactionToken: string, eventToken?: string) =>
   eventToken === undefined ? transactionToken : `${transactionToken}/${eventToken}`;
 
-/** The amount Lithic asks for, in the cardholder's currency: `amounts.cardholder`, else the (deprecated) `amount`. */
+/**
+ * The amount to decide on and hold, in the cardholder's currency: `amounts.cardholder`, else the (deprecated)
+ * `amount`; or `amounts.hold` when it is more in the same currency (Lithic's hold adjustments: a fuel pump's or a
+ * tipping merchant's anticipated final amount), so the clearing finds it held.
+ */
 function cardholderAmount(request: AsaRequest): { amount: number; currency: string } {
   const cardholder = request.amounts?.cardholder;
-  if (cardholder) return { amount: cardholder.amount, currency: cardholder.currency };
-  return { amount: request.amount, currency: request.cardholder_currency ?? 'USD' };
+  const asked = cardholder
+    ? { amount: cardholder.amount, currency: cardholder.currency }
+    : { amount: request.amount, currency: request.cardholder_currency ?? 'USD' };
+  const hold = request.amounts?.hold;
+  return hold && hold.currency === asked.currency && hold.amount > asked.amount ? { amount: hold.amount, currency: asked.currency } : asked;
 }
 
 /**
