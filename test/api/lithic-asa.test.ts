@@ -6,7 +6,7 @@ import { ASA_RESULT_OF, type AsaRequest, decideAsa } from '../../src/core/provid
 import { DECLINE_CODES } from '../../src/core/authorization/declines.js';
 import { coreOn, type Dialect, dialects } from '../core/dialects.js';
 import { lithicOpenApiSkip, lithicValidator } from '../helpers/lithic-openapi.js';
-import { ASA_SECRET, asaSignature, type LithicApi, startLithicApi, webhookHeaders } from '../helpers/lithic-api.js';
+import { ASA_SECRET, asaSignature, cardBalanceOf, type LithicApi, startLithicApi, webhookHeaders } from '../helpers/lithic-api.js';
 import { asaRequest, type Purchase } from '../helpers/lithic-payloads.js';
 
 // Issue 34, section 2: `POST /provider/lithic/asa` over HTTP, its requests built from Lithic's document and every
@@ -34,23 +34,11 @@ async function ask(api: LithicApi, o: AsaOptions = {}, sign: (body: unknown) => 
   return { ...response, request: body };
 }
 
-const balanceOf = async (api: LithicApi) =>
-  Number(
-    (
-      await api.t.database.db
-        .selectFrom('cards')
-        .innerJoin('accounts', 'accounts.id', 'cards.account_id')
-        .select('accounts.balance')
-        .where('cards.id', '=', api.cardId)
-        .executeTakeFirstOrThrow()
-    ).balance,
-  );
-
 for (const dialect of dialects()) {
   describe(`POST /provider/lithic/asa (${dialect})`, { skip: lithicOpenApiSkip() }, () => {
     test('a signed authorization is decided by the engine, held, and answered APPROVED with the balance', async (ctx) => {
       const api = await served(ctx, dialect);
-      const before = await balanceOf(api);
+      const before = await cardBalanceOf(api);
       const { status, body, request } = await ask(api, { amount: 1_250, descriptor: 'STEAM', mcc: '5816', country: 'DEU' });
       assert.equal(status, 200);
       assert.deepEqual(body, { result: 'APPROVED', token: request.token, balance: { amount: before - 1_250, available: before - 1_250 } });
@@ -163,15 +151,15 @@ for (const dialect of dialects()) {
 
     test('a balance inquiry is approved with the balance; a merchant credit is approved without moving money', async (ctx) => {
       const api = await served(ctx, dialect);
-      const before = await balanceOf(api);
+      const before = await cardBalanceOf(api);
       assert.deepEqual((await ask(api, { status: 'BALANCE_INQUIRY', amount: 0 })).body.balance, { amount: before, available: before });
       assert.equal((await ask(api, { status: 'CREDIT_AUTHORIZATION', amount: 500 })).body.result, 'APPROVED');
-      assert.equal(await balanceOf(api), before);
+      assert.equal(await cardBalanceOf(api), before);
     });
 
     test("a hold adjustment (a fuel pump's $1 with amounts.hold $100) holds the larger amount, and declines what it cannot hold", async (ctx) => {
       const api = await served(ctx, dialect);
-      const before = await balanceOf(api);
+      const before = await cardBalanceOf(api);
       const pump = (hold: number) => {
         const body = asaRequest({ cardToken: api.cardToken, amount: 100, created: api.t.clock.now(), mcc: '5542' });
         const amounts = body.amounts as { hold: { amount: number } };
@@ -179,7 +167,7 @@ for (const dialect of dialects()) {
         return api.post(LITHIC_ASA_PATH, JSON.stringify(body), { 'x-lithic-hmac': asaSignature(body) });
       };
       assert.equal((await pump(10_000)).body.result, 'APPROVED');
-      assert.equal(await balanceOf(api), before - 10_000);
+      assert.equal(await cardBalanceOf(api), before - 10_000);
       assert.equal((await pump(before)).body.result, 'INSUFFICIENT_FUNDS', 'the rest of the balance cannot hold it');
     });
 
@@ -214,7 +202,7 @@ for (const dialect of dialects()) {
 
     test('a decision over its budget answers a decline; its late approval is released', async (ctx) => {
       const api = await served(ctx, dialect);
-      const before = await balanceOf(api);
+      const before = await cardBalanceOf(api);
       const request = asaRequest({ cardToken: api.cardToken, amount: 1_250, created: api.t.clock.now() }) as unknown as AsaRequest;
       let late: Promise<unknown> | undefined;
       const slowCore = {
@@ -237,7 +225,7 @@ for (const dialect of dialects()) {
         if (hold?.status === 'voided') break;
         await new Promise((resolve) => setTimeout(resolve, 5));
       }
-      assert.equal(await balanceOf(api), before);
+      assert.equal(await cardBalanceOf(api), before);
     });
   });
 }

@@ -9,7 +9,7 @@ import { createLogger } from '../../src/infra/logger.js';
 import { sendThreeDsAnswers, startThreeDsAnswers, type ThreeDsAnswer } from '../../src/core/provider/lithic-events/three-ds.js';
 import { coreOn, type Dialect, dialects } from '../core/dialects.js';
 import { lithicOpenApiSkip } from '../helpers/lithic-openapi.js';
-import { asaSignature, type LithicApi, startLithicApi, webhookHeaders } from '../helpers/lithic-api.js';
+import { asaSignature, cardBalanceOf, type LithicApi, startLithicApi, webhookHeaders } from '../helpers/lithic-api.js';
 import { asaRequest, cardTransactionUpdated, type TransactionEvent, webhookPayload } from '../helpers/lithic-payloads.js';
 
 // Issue 34, section 3: `POST /provider/lithic/events` over HTTP, every payload built from and checked against
@@ -27,17 +27,6 @@ async function deliver(api: LithicApi, payload: unknown, id?: string) {
 }
 
 const db = (api: LithicApi) => api.t.database.db;
-const balanceOf = async (api: LithicApi) =>
-  Number(
-    (
-      await db(api)
-        .selectFrom('cards')
-        .innerJoin('accounts', 'accounts.id', 'cards.account_id')
-        .select('accounts.balance')
-        .where('cards.id', '=', api.cardId)
-        .executeTakeFirstOrThrow()
-    ).balance,
-  );
 const holdOf = (api: LithicApi, token: string) =>
   db(api).selectFrom('card_authorizations').selectAll().where('provider_transaction_id', '=', token).executeTakeFirst();
 const outboxKinds = async (api: LithicApi) =>
@@ -75,7 +64,7 @@ for (const dialect of dialects()) {
 
     test('a clearing settles the hold for the amount cleared, once however often it is delivered; the alert as today', async (ctx) => {
       const api = await served(ctx, dialect);
-      const before = await balanceOf(api);
+      const before = await cardBalanceOf(api);
       const token = await authorized(api, 2_000);
       const cleared = transaction(api, token, [
         { type: 'AUTHORIZATION', amount: 2_000 },
@@ -90,7 +79,7 @@ for (const dialect of dialects()) {
       await deliver(api, cleared);
       const hold = await holdOf(api, token);
       assert.deepEqual([hold?.status, Number(hold?.cleared_amount)], ['cleared', 1_800]);
-      assert.equal(await balanceOf(api), before - 1_800);
+      assert.equal(await cardBalanceOf(api), before - 1_800);
       const alerts = (await outboxKinds(api)).filter(([kind, p]) => kind === 'card_transaction' && p.status === 'Approved');
       assert.equal(alerts.length, 1);
       assert.equal(alerts[0]![1].amount, 1_800);
@@ -100,19 +89,19 @@ for (const dialect of dialects()) {
 
     test('reordered: a clearing delivered before its authorization holds and settles; the late authorization changes nothing', async (ctx) => {
       const api = await served(ctx, dialect);
-      const before = await balanceOf(api);
+      const before = await cardBalanceOf(api);
       const token = randomUUID();
       const auth = { type: 'AUTHORIZATION' as const, amount: 700, token: randomUUID() };
       const clearing = { type: 'CLEARING' as const, amount: 700, token: randomUUID() };
       await deliver(api, transaction(api, token, [auth, clearing]));
       await deliver(api, transaction(api, token, [auth]));
       assert.equal((await holdOf(api, token))?.status, 'cleared');
-      assert.equal(await balanceOf(api), before - 700);
+      assert.equal(await cardBalanceOf(api), before - 700);
     });
 
     test('a void releases the hold; a return credits the card once', async (ctx) => {
       const api = await served(ctx, dialect);
-      const before = await balanceOf(api);
+      const before = await cardBalanceOf(api);
       const token = await authorized(api, 900);
       await deliver(
         api,
@@ -122,11 +111,11 @@ for (const dialect of dialects()) {
         ]),
       );
       assert.equal((await holdOf(api, token))?.status, 'voided');
-      assert.equal(await balanceOf(api), before);
+      assert.equal(await cardBalanceOf(api), before);
       const refund = transaction(api, randomUUID(), [{ type: 'RETURN', amount: 450 }]);
       await deliver(api, refund);
       await deliver(api, refund);
-      assert.equal(await balanceOf(api), before + 450);
+      assert.equal(await cardBalanceOf(api), before + 450);
       const credits = (await outboxKinds(api)).filter(([kind, p]) => kind === 'card_transaction' && p.side === 'Credit');
       assert.equal(credits.length, 1);
       const ledger = await api.t.admin.checkLedger();
@@ -135,7 +124,7 @@ for (const dialect of dialects()) {
 
     test('a partial reversal releases part of the hold, once; the clearing then settles the rest', async (ctx) => {
       const api = await served(ctx, dialect);
-      const before = await balanceOf(api);
+      const before = await cardBalanceOf(api);
       const token = await authorized(api, 5_000);
       const auth = { type: 'AUTHORIZATION' as const, amount: 5_000, token: randomUUID() };
       const reversal = { type: 'AUTHORIZATION_REVERSAL' as const, amount: 2_000, token: randomUUID() };
@@ -143,18 +132,18 @@ for (const dialect of dialects()) {
       await deliver(api, transaction(api, token, [auth, reversal])); // Lithic's next update: the same events again
       const held = await holdOf(api, token);
       assert.deepEqual([held?.status, Number(held?.amount)], ['pending', 3_000]);
-      assert.equal(await balanceOf(api), before - 3_000);
+      assert.equal(await cardBalanceOf(api), before - 3_000);
       await deliver(api, transaction(api, token, [auth, reversal, { type: 'CLEARING', amount: 3_000, token: randomUUID() }]));
       const cleared = await holdOf(api, token);
       assert.deepEqual([cleared?.status, Number(cleared?.cleared_amount)], ['cleared', 3_000]);
-      assert.equal(await balanceOf(api), before - 3_000);
+      assert.equal(await cardBalanceOf(api), before - 3_000);
       const ledger = await api.t.admin.checkLedger();
       assert.deepEqual([ledger.differences, ledger.total], [[], 0]);
     });
 
     test('a partial reversal across a hold and its increment releases its amount once, even applied again after a crash', async (ctx) => {
       const api = await served(ctx, dialect);
-      const before = await balanceOf(api);
+      const before = await cardBalanceOf(api);
       const token = randomUUID();
       const firstEvent = randomUUID();
       const incrementEvent = randomUUID();
@@ -165,7 +154,7 @@ for (const dialect of dialects()) {
       };
       await ask(firstEvent, 5_000);
       await ask(incrementEvent, 2_000);
-      assert.equal(await balanceOf(api), before - 7_000);
+      assert.equal(await cardBalanceOf(api), before - 7_000);
       const events: Omit<TransactionEvent, 'created'>[] = [
         { type: 'AUTHORIZATION', amount: 5_000, token: firstEvent },
         { type: 'AUTHORIZATION', amount: 2_000, token: incrementEvent },
@@ -180,7 +169,7 @@ for (const dialect of dialects()) {
         // The crash: applied, but not yet marked applied; Lithic delivers the transaction again.
         await db(api).deleteFrom('lithic_transaction_events').where('event_token', '=', reversal.token).execute();
         await deliver(api, transaction(api, token, events));
-        assert.equal(await balanceOf(api), before - left, `after reversing ${reversed}`);
+        assert.equal(await cardBalanceOf(api), before - left, `after reversing ${reversed}`);
       }
       const ledger = await api.t.admin.checkLedger();
       assert.deepEqual([ledger.differences, ledger.total], [[], 0]);
@@ -188,7 +177,7 @@ for (const dialect of dialects()) {
 
     test('an advice lowering a hold and its increment, applied in part before a crash, leaves what it says once delivered again', async (ctx) => {
       const api = await served(ctx, dialect);
-      const before = await balanceOf(api);
+      const before = await cardBalanceOf(api);
       const token = randomUUID();
       const [firstEvent, incrementEvent] = [randomUUID(), randomUUID()];
       for (const [eventToken, amount] of [
@@ -201,29 +190,29 @@ for (const dialect of dialects()) {
       const advice = { type: 'AUTHORIZATION_ADVICE' as const, amount: 1_000, token: randomUUID() };
       // The advice's first step (the increment released, under its token) done, then the crash.
       await api.t.core.voidAuthorization(`${token}/${incrementEvent}`, { amount: 2_000, key: advice.token });
-      assert.equal(await balanceOf(api), before - 5_000);
+      assert.equal(await cardBalanceOf(api), before - 5_000);
       const events = [
         { type: 'AUTHORIZATION' as const, amount: 5_000, token: firstEvent },
         { type: 'AUTHORIZATION' as const, amount: 2_000, token: incrementEvent },
         advice,
       ];
       await deliver(api, transaction(api, token, events));
-      assert.equal(await balanceOf(api), before - 1_000, 'held: what the advice says');
+      assert.equal(await cardBalanceOf(api), before - 1_000, 'held: what the advice says');
       await db(api).deleteFrom('lithic_transaction_events').where('event_token', '=', advice.token).execute();
       await deliver(api, transaction(api, token, events));
-      assert.equal(await balanceOf(api), before - 1_000, 'and once');
+      assert.equal(await cardBalanceOf(api), before - 1_000, 'and once');
     });
 
     test('a clearing after the whole hold was reversed is charged late, from the balance', async (ctx) => {
       const api = await served(ctx, dialect);
-      const before = await balanceOf(api);
+      const before = await cardBalanceOf(api);
       const token = await authorized(api, 500);
       const auth = { type: 'AUTHORIZATION' as const, amount: 500, token: randomUUID() };
       const reversal = { type: 'AUTHORIZATION_REVERSAL' as const, amount: 500, token: randomUUID() };
       await deliver(api, transaction(api, token, [auth, reversal]));
-      assert.equal(await balanceOf(api), before);
+      assert.equal(await cardBalanceOf(api), before);
       await deliver(api, transaction(api, token, [auth, reversal, { type: 'CLEARING', amount: 500, token: randomUUID() }]));
-      assert.equal(await balanceOf(api), before - 500);
+      assert.equal(await cardBalanceOf(api), before - 500);
       assert.equal((await holdOf(api, token))?.status, 'cleared');
       const ledger = await api.t.admin.checkLedger();
       assert.deepEqual([ledger.differences, ledger.total], [[], 0]);
@@ -231,14 +220,14 @@ for (const dialect of dialects()) {
 
     test("an advice changes the pending amount: a fuel pump's $1 raised to $45 and cleared; another lowered", async (ctx) => {
       const api = await served(ctx, dialect);
-      const before = await balanceOf(api);
+      const before = await cardBalanceOf(api);
       const fuel = await authorized(api, 100);
       const auth = { type: 'AUTHORIZATION' as const, amount: 100, token: randomUUID() };
       const advice = { type: 'AUTHORIZATION_ADVICE' as const, amount: 4_500, token: randomUUID() };
       await deliver(api, transaction(api, fuel, [auth, advice]));
-      assert.equal(await balanceOf(api), before - 4_500, 'held: the advice raised it');
+      assert.equal(await cardBalanceOf(api), before - 4_500, 'held: the advice raised it');
       await deliver(api, transaction(api, fuel, [auth, advice, { type: 'CLEARING', amount: 4_500, token: randomUUID() }]));
-      assert.equal(await balanceOf(api), before - 4_500, 'cleared: nothing more, nothing given back');
+      assert.equal(await cardBalanceOf(api), before - 4_500, 'cleared: nothing more, nothing given back');
       assert.equal((await holdOf(api, fuel))?.status, 'cleared');
 
       const hotel = await authorized(api, 3_000);
@@ -247,7 +236,7 @@ for (const dialect of dialects()) {
         { type: 'AUTHORIZATION_ADVICE' as const, amount: 1_200, token: randomUUID() },
       ];
       await deliver(api, transaction(api, hotel, lowered));
-      assert.equal(await balanceOf(api), before - 4_500 - 1_200);
+      assert.equal(await cardBalanceOf(api), before - 4_500 - 1_200);
       assert.equal(Number((await holdOf(api, hotel))?.amount), 1_200);
       const ledger = await api.t.admin.checkLedger();
       assert.deepEqual([ledger.differences, ledger.total], [[], 0]);

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { startAtSignal } from '../helpers/processes.js';
 import { createTestCore } from '../helpers/core.js';
 import { AuthorizationError } from '../../src/core/authorization/types.js';
 import { isCardServiceError } from '../../src/core/rules/errors.js';
@@ -318,29 +318,6 @@ const DECIDER = path.join(path.dirname(fileURLToPath(import.meta.url)), 'authori
 const PROCESSES = 3;
 const SHARED_IDS = 40;
 
-/** Starts a deciding process; `ready` once it has opened the database, `done` with what it decided first. */
-function startDecider(args: string[]): { ready: Promise<void>; go(): void; done: Promise<{ decided: number }> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', DECIDER, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
-  let signalReady: () => void;
-  const ready = new Promise<void>((resolve) => (signalReady = resolve));
-  const done = new Promise<{ decided: number }>((resolve, reject) => {
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      if (out.startsWith('ready\n')) signalReady();
-    });
-    child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      signalReady();
-      if (code !== 0) reject(new Error(`decider exited with ${code}: ${err}`));
-      else resolve(JSON.parse(out.trim().split('\n').at(-1)!) as { decided: number });
-    });
-  });
-  return { ready, done, go: () => child.stdin.end('go\n') };
-}
-
 for (const dialect of dialects()) {
   test(`several processes asking the same authorizations at once: each decided and held once, the ledger exact (${dialect})`, async (ctx) => {
     let url: string;
@@ -360,7 +337,9 @@ for (const dialect of dialects()) {
     await setup.core.topup(alice.caller, card.id, { amount: 3_000 });
     await setup.close();
 
-    const deciders = Array.from({ length: PROCESSES }, (_, p) => startDecider([url, card.id, String(SHARED_IDS), String(p * 7)]));
+    const deciders = Array.from({ length: PROCESSES }, (_, p) =>
+      startAtSignal<{ decided: number }>('decider', DECIDER, [url, card.id, String(SHARED_IDS), String(p * 7)]),
+    );
     await Promise.all(deciders.map((d) => d.ready));
     for (const d of deciders) d.go();
     const decided = (await Promise.all(deciders.map((d) => d.done))).reduce((sum, d) => sum + d.decided, 0);

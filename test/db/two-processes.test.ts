@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { startAtSignal } from '../helpers/processes.js';
 import { createTestCore, newCard, newCustomer } from '../helpers/core.js';
 
 const WRITER = path.join(path.dirname(fileURLToPath(import.meta.url)), 'writer-process.ts');
@@ -19,29 +19,6 @@ interface Moved {
   toppedUp: number;
 }
 
-/** Starts a writer; `ready` settles once it has opened the database, `done` when it has finished. */
-function startWriter(args: string[]): { ready: Promise<void>; go(): void; done: Promise<Moved> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', WRITER, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
-  let signalReady: () => void;
-  const ready = new Promise<void>((resolve) => (signalReady = resolve));
-  const done = new Promise<Moved>((resolve, reject) => {
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      if (out.startsWith('ready\n')) signalReady();
-    });
-    child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      signalReady();
-      if (code !== 0) reject(new Error(`writer exited with ${code}: ${err}`));
-      else resolve(JSON.parse(out.trim().split('\n').at(-1)!) as Moved);
-    });
-  });
-  return { ready, done, go: () => child.stdin.end('go\n') };
-}
-
 test('two OS processes writing the same database file: no SQLITE_BUSY reaches a caller and money is conserved', async (ctx) => {
   const dir = mkdtempSync(path.join(tmpdir(), 'cards-two-processes-'));
   ctx.after(() => rmSync(dir, { recursive: true, force: true }));
@@ -53,7 +30,9 @@ test('two OS processes writing the same database file: no SQLITE_BUSY reaches a 
   const cardB = await newCard(setup, alice, 'B');
   await setup.close();
 
-  const writers = [cardA, cardB].map((card) => startWriter([file, alice.token, card.id, alice.userId, String(ROUNDS)]));
+  const writers = [cardA, cardB].map((card) =>
+    startAtSignal<Moved>('writer', WRITER, [file, alice.token, card.id, alice.userId, String(ROUNDS)]),
+  );
   await Promise.all(writers.map((w) => w.ready));
   for (const w of writers) w.go();
   const [a, b] = (await Promise.all(writers.map((w) => w.done))) as [Moved, Moved];
@@ -88,7 +67,9 @@ test('two OS processes topping up one card at once: the cooldown lets exactly on
   await setup.close();
 
   const attempts = 40;
-  const writers = [0, 1].map(() => startWriter([file, alice.token, card.id, alice.userId, String(attempts), 'cooldown']));
+  const writers = [0, 1].map(() =>
+    startAtSignal<Moved>('writer', WRITER, [file, alice.token, card.id, alice.userId, String(attempts), 'cooldown']),
+  );
   await Promise.all(writers.map((w) => w.ready));
   for (const w of writers) w.go();
   const [a, b] = (await Promise.all(writers.map((w) => w.done))) as [Moved, Moved];

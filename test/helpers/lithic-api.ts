@@ -75,3 +75,14 @@ export async function startLithicApi(options: Partial<LithicRoutesOptions> = {},
     },
   };
 }
+
+/** The balance of the card `startLithicApi` issued, read from its account. */
+export async function cardBalanceOf(api: LithicApi): Promise<number> {
+  const row = await api.t.database.db
+    .selectFrom('cards')
+    .innerJoin('accounts', 'accounts.id', 'cards.account_id')
+    .select('accounts.balance')
+    .where('cards.id', '=', api.cardId)
+    .executeTakeFirstOrThrow();
+  return Number(row.balance);
+}

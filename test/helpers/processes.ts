@@ -125,3 +125,30 @@ export async function freePort(): Promise<number> {
   await new Promise<void>((resolve) => server.close(() => resolve()));
   return port;
 }
+
+/**
+ * A test's own script run in another process, held at a start line: it prints `ready` once it has opened what it
+ * needs, waits for `go` on its standard input, and prints its result as JSON on its last line. `ready` settles
+ * when it is ready (or ended); `done` with its result, or rejects naming `what` when it exits otherwise.
+ */
+export function startAtSignal<T>(what: string, script: string, args: string[]): { ready: Promise<void>; go(): void; done: Promise<T> } {
+  const child = spawn(process.execPath, [...nodeArgs(script), ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+  let signalReady: () => void;
+  const ready = new Promise<void>((resolve) => (signalReady = resolve));
+  const done = new Promise<T>((resolve, reject) => {
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      if (out.startsWith('ready\n')) signalReady();
+    });
+    child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      signalReady();
+      if (code !== 0) reject(new Error(`${what} exited with ${code}: ${err}`));
+      else resolve(JSON.parse(out.trim().split('\n').at(-1)!) as T);
+    });
+  });
+  return { ready, done, go: () => child.stdin.end('go\n') };
+}
