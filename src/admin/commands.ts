@@ -1119,17 +1119,7 @@ const LITHIC_COMMANDS: Record<string, Command> = {
       transaction: { type: 'string', description: "Lithic's transaction token (simulate authorize printed it)" },
       amount: { type: 'string', description: 'what the merchant takes (default: the amount authorized)' },
     },
-    async run(runtime, v) {
-      const cents = optionalAmount(v, 'amount');
-      return lithicSimulated(
-        'clear',
-        await lithicSimulate(lithicOf(runtime), {
-          kind: 'clear',
-          transactionToken: text(v, 'transaction'),
-          ...(cents === undefined ? {} : { amount: cents }),
-        }),
-      );
-    },
+    run: simulateOnTransaction('clear'),
   },
   'provider lithic simulate void': {
     description: "Lithic's sandbox: the merchant voids an authorization (POST /v1/simulate/void)",
@@ -1138,17 +1128,7 @@ const LITHIC_COMMANDS: Record<string, Command> = {
       transaction: { type: 'string', description: "Lithic's transaction token" },
       amount: { type: 'string', description: 'the amount voided (default: all of it)' },
     },
-    async run(runtime, v) {
-      const cents = optionalAmount(v, 'amount');
-      return lithicSimulated(
-        'void',
-        await lithicSimulate(lithicOf(runtime), {
-          kind: 'void',
-          transactionToken: text(v, 'transaction'),
-          ...(cents === undefined ? {} : { amount: cents }),
-        }),
-      );
-    },
+    run: simulateOnTransaction('void'),
   },
   'provider lithic simulate return': {
     description:
@@ -1166,6 +1146,18 @@ const LITHIC_COMMANDS: Record<string, Command> = {
   },
 };
 Object.assign(COMMANDS, LITHIC_COMMANDS);
+
+/** `provider lithic simulate clear|void`: Lithic's simulation on a transaction, of `--amount` or all of it. */
+function simulateOnTransaction(kind: 'clear' | 'void'): Command['run'] {
+  return async (runtime, v) => {
+    const cents = optionalAmount(v, 'amount');
+    const transactionToken = text(v, 'transaction');
+    return lithicSimulated(
+      kind,
+      await lithicSimulate(lithicOf(runtime), { kind, transactionToken, ...(cents === undefined ? {} : { amount: cents }) }),
+    );
+  };
+}
 
 /** A failed check or a refused simulation: printed like output (`ok: false` in `--json`), the exit code 1. */
 export class FailedCheck extends Error {
